@@ -1,0 +1,121 @@
+// Package cli is zhizhi's command line: one file per subcommand, settings
+// from environment variables with flags for one-off overrides.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X zhizhi/internal/cli.Version=…".
+var Version = "0.1.0-dev"
+
+// Settings are the process-wide settings every command shares.
+type Settings struct {
+	DatabaseURL string
+	DataDir     string
+	ConfigDir   string
+	Resolve     string
+	Listen      string
+	ContactURL  string
+	Chromium    string
+}
+
+var settings Settings
+
+// commands registered by the files of this package, each in its own init.
+var commands []func() *cobra.Command
+
+func register(f func() *cobra.Command) { commands = append(commands, f) }
+
+// exitError carries an exit code to Execute without printing twice.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitCode returns an error that makes the process exit with code, printing
+// msg (if any) to stderr.
+func exitCode(code int, msg string) error { return &exitError{code: code, msg: msg} }
+
+const envHelp = `Environment (flags override them for one run):
+  ZHIZHI_DATABASE_URL  database; default sqlite file <data dir>/zhizhi.db;
+                       postgres://user@host:port/db selects PostgreSQL
+  ZHIZHI_DATA_DIR      data directory (database, blobs); default ./data
+  ZHIZHI_CONFIG_DIR    configuration directory (cms/, sites/,
+                       topic_synonyms.yaml, departments.csv); default ./config
+  ZHIZHI_RESOLVE       host=ip:port,… pins hosts to addresses, like curl
+                       --resolve; only hosts listed here may reach loopback
+  ZHIZHI_LISTEN        address for serve/sim; default 127.0.0.1:8080
+  ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
+                       https://zhizhi.example/contact
+  ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium
+`
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "zhizhi",
+		Short: "zhizhi (知止) — a polite crawler for government public-information columns",
+		Long: `zhizhi (知止, "know where to stop") collects the public-information columns of
+government portals, column by column, each bound to the department that owns
+it, politely: honest User-Agent, robots.txt fail-closed, one request in flight
+per host.
+
+` + envHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&settings.DatabaseURL, "database-url", os.Getenv("ZHIZHI_DATABASE_URL"), "database URL (env ZHIZHI_DATABASE_URL)")
+	pf.StringVar(&settings.DataDir, "data-dir", envOr("ZHIZHI_DATA_DIR", "./data"), "data directory (env ZHIZHI_DATA_DIR)")
+	pf.StringVar(&settings.ConfigDir, "config-dir", envOr("ZHIZHI_CONFIG_DIR", "./config"), "configuration directory (env ZHIZHI_CONFIG_DIR)")
+	pf.StringVar(&settings.Resolve, "resolve", os.Getenv("ZHIZHI_RESOLVE"), "host=ip:port,… resolve map (env ZHIZHI_RESOLVE)")
+	pf.StringVar(&settings.Listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "listen address (env ZHIZHI_LISTEN)")
+	pf.StringVar(&settings.ContactURL, "contact-url", envOr("ZHIZHI_CONTACT_URL", "https://zhizhi.example/contact"), "contact URL for the User-Agent (env ZHIZHI_CONTACT_URL)")
+	pf.StringVar(&settings.Chromium, "chromium", envOr("ZHIZHI_CHROMIUM", "/usr/bin/chromium"), "chromium binary (env ZHIZHI_CHROMIUM)")
+	root.SetHelpTemplate(root.HelpTemplate())
+	for _, f := range commands {
+		root.AddCommand(f())
+	}
+	return root
+}
+
+// databaseURL returns the configured database URL, defaulting to an SQLite
+// file under the data directory.
+func databaseURL() string {
+	if settings.DatabaseURL != "" {
+		return settings.DatabaseURL
+	}
+	return "sqlite://" + filepath.Join(settings.DataDir, "zhizhi.db")
+}
+
+// Execute runs the command line and exits with its status.
+func Execute() {
+	root := newRootCmd()
+	err := root.Execute()
+	if err == nil {
+		return
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(os.Stderr, ee.msg)
+		}
+		os.Exit(ee.code)
+	}
+	fmt.Fprintln(os.Stderr, "zhizhi: "+err.Error())
+	os.Exit(1)
+}

@@ -1,0 +1,301 @@
+// Package model holds the plain structs that the other packages share: the
+// sites, departments, targets, articles, attachments and logs of seed 004 §5,
+// plus the runtime state tables of DESIGN §4. It has no behaviour beyond
+// validation of enumerations; all SQL lives in internal/store.
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Site roles (seed 004 §5.1).
+const (
+	RoleQingyuanLocal = "qingyuan_local"
+	RoleCountyLocal   = "county_local"
+	RoleProvinceRef   = "province_ref"
+	RoleNationRef     = "nation_ref"
+)
+
+// SiteRoles lists every valid site_role.
+var SiteRoles = []string{RoleQingyuanLocal, RoleCountyLocal, RoleProvinceRef, RoleNationRef}
+
+// Access policies (DESIGN §1). A site with no configuration is summary.
+const (
+	AccessFull    = "full"
+	AccessSummary = "summary"
+)
+
+// Fetch strategies. The seed names the tiers after its Python tools; we keep
+// its stored values (httpx = direct HTTP, playwright = headless browser) so
+// the output contract of seed 004 §7.5.7 holds, and accept direct/browser in
+// configuration.
+const (
+	StrategyDirect  = "httpx"
+	StrategyBrowser = "playwright"
+)
+
+// Department binding semantics (seed 004 §5.2). pending exists only at runtime.
+const (
+	BindingPending     = "pending"
+	BindingMapped      = "mapped"
+	BindingCityLevel   = "city_level"
+	BindingCrossDept   = "cross_dept"
+	BindingExternalRef = "external_ref"
+)
+
+// DeptBindings lists every valid dept_binding value.
+var DeptBindings = []string{BindingPending, BindingMapped, BindingCityLevel, BindingCrossDept, BindingExternalRef}
+
+// Article statuses (seed 004 §5.5). RAG reads only ready.
+const (
+	StatusRaw    = "raw"
+	StatusReady  = "ready"
+	StatusFailed = "failed"
+)
+
+// Target sources (DESIGN §1): declared in a site YAML or created in the admin.
+const (
+	SourceYAML  = "yaml"
+	SourceAdmin = "admin"
+)
+
+// Detect statuses of a site department (seed 004 §5.2).
+const (
+	DetectPending = "pending"
+	DetectOK      = "ok"
+	DetectFailed  = "failed"
+)
+
+// Request purposes recorded in crawl_log (DESIGN §13).
+const (
+	PurposeRobots     = "robots"
+	PurposeList       = "list"
+	PurposeDetail     = "detail"
+	PurposeAttachment = "attachment"
+	PurposeProbe      = "probe"
+	PurposeIndex      = "index"
+)
+
+// Site is a row of crawl_site.
+type Site struct {
+	ID                     int64
+	SiteCode               string
+	SiteName               string
+	BaseURL                string
+	SiteRole               string
+	CMSAdapter             string          // empty when the site uses yaml_path
+	AdapterParams          json.RawMessage // nil unless CMSAdapter is set
+	DefaultFetchStrategy   string
+	StrategyOverrideReason string
+	RespectRobots          bool
+	YAMLPath               string // empty when the site uses cms_adapter
+	Access                 string // full | summary
+	Owned                  bool   // politeness limits may be loosened (DESIGN §5)
+	Enabled                bool
+	Remark                 string
+	CreatedAt              time.Time
+	UpdatedAt              time.Time
+}
+
+// SiteDepartment is a row of site_department: a CMS dept_path bound to a
+// local department (seed 004 §5.2).
+type SiteDepartment struct {
+	ID               int64
+	SiteID           int64
+	DeptPath         string
+	LocalDeptID      *int64
+	DeptBinding      string
+	DeptDisplayName  string
+	DetectStatus     string
+	LastProbedAt     *time.Time
+	LastClassifyJSON json.RawMessage
+	Enabled          bool
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+}
+
+// Target is a row of crawl_target: one column entry on one site (seed 004 §5.3).
+type Target struct {
+	ID                  int64
+	SiteID              int64
+	SiteDepartmentID    *int64
+	TargetCode          string
+	TargetName          string
+	EntryURL            string
+	SampleArticleURL    string
+	DeptID              *int64
+	ColumnID            string // gkmlpt column id; empty for template sites
+	ParserOverride      json.RawMessage
+	ChannelName         string
+	ChannelPath         string
+	ContentCategory     string
+	ContentSubcategory  string
+	ScheduleCron        string
+	ExpectedCadenceDays int
+	IntervalSec         int
+	Enabled             bool
+	Source              string // yaml | admin
+	LastCrawledAt       *time.Time
+	LastArticleTime     *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// Department is a row of local_department, a snapshot of the OA subset
+// (seed 004 §5.4).
+type Department struct {
+	DeptID       int64
+	DeptName     string
+	ParentDeptID *int64
+	DeptLevel    *int
+	DeptCode     string
+	ShortName    string
+	FullName     string
+	State        int
+	OrderID      *int
+	UpdatedAt    *time.Time
+}
+
+// Article is a row of article, the normalized output contract of
+// seed 004 §7.5.7.
+type Article struct {
+	ID                 int64
+	SiteID             int64
+	TargetID           int64
+	DeptID             *int64
+	NativePostID       string // empty when the CMS exposes none; never invented
+	URL                string
+	URLHash            string
+	Title              string
+	PublishTime        *time.Time // UTC
+	SourceRaw          string
+	ChannelName        string
+	ChannelPath        string
+	ContentCategory    string
+	ContentSubcategory string
+	IndexNo            string
+	DocNo              string
+	Publisher          string
+	PublishDate        string // YYYY-MM-DD or empty
+	EffectiveDate      string // YYYY-MM-DD or empty
+	TopicWords         string
+	OpenCategory       string
+	MetadataJSON       json.RawMessage // {"raw": {label: value, ...}, ...}
+	ContentText        string
+	RawHTMLPath        string
+	TextPath           string
+	HasAttachment      bool
+	Status             string
+	StatusReason       string
+	FetchStrategy      string
+	FetchedAt          time.Time
+	ExportedToRAGAt    *time.Time
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	Attachments        []Attachment
+}
+
+// Attachment is a row of attachment (seed 004 §5.6).
+type Attachment struct {
+	ID           int64
+	ArticleID    int64
+	URL          string
+	FileName     string
+	FileExt      string
+	SizeBytes    int64
+	FilePath     string
+	FileHash     string // sha256 hex
+	DownloadedAt time.Time
+}
+
+// CrawlLog is a row of crawl_log: one request, whatever its purpose or tier
+// (seed 004 §5.7 plus the fields DESIGN §13 asks for).
+type CrawlLog struct {
+	ID         int64
+	SiteID     *int64
+	TargetID   *int64
+	Host       string
+	ArticleURL string // the requested URL
+	Purpose    string
+	Method     string
+	Strategy   string // httpx | playwright
+	HTTPStatus *int
+	Bytes      int64
+	DurationMS *int
+	Success    bool
+	ErrorClass string
+	ErrorMsg   string
+	OccurredAt time.Time
+}
+
+// ColumnRegistry is a row of master_column_registry (seed 004 §5.8).
+type ColumnRegistry struct {
+	ID                 int64
+	AdapterID          string
+	SiteID             int64
+	ColumnID           string
+	ColumnName         string
+	ColumnPath         string
+	AdminLevel         string // city | county | township
+	TopicTags          []string
+	PostCount          int
+	LastSeenAt         time.Time
+	SubscribedTargetID *int64
+	Active             bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+}
+
+// URLState is a row of url_state: what we know of one URL for conditional
+// and adaptive re-fetching (seed 000 §4.7).
+type URLState struct {
+	URLHash         string
+	URL             string
+	ETag            string
+	LastModified    string
+	ContentHash     string
+	Simhash         uint64
+	LastCheckedAt   *time.Time
+	LastChangedAt   *time.Time
+	ChangeIntervals []int64 // observed intervals between changes, seconds
+	NextCheckAt     *time.Time
+}
+
+// HostState is a row of host_state: per-host politeness state that survives
+// restarts (DESIGN §4, §5).
+type HostState struct {
+	Host              string
+	ConsecutiveErrors int
+	BackoffUntil      *time.Time
+	BreakerUntil      *time.Time
+	BreakerTrips      []time.Time
+	NeedsReview       bool
+	RobotsBody        []byte
+	RobotsStatus      int
+	RobotsFetchedAt   *time.Time
+	UpdatedAt         time.Time
+}
+
+// Cookie is a row of the cookie pool for a site (DESIGN §4).
+type Cookie struct {
+	ID        int64
+	SiteID    *int64
+	Host      string
+	Name      string
+	Value     string
+	Path      string
+	Source    string // browser | direct
+	ExpiresAt *time.Time
+	CreatedAt time.Time
+}
+
+// Contains reports whether v is one of values.
+func Contains(values []string, v string) bool {
+	for _, x := range values {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
