@@ -1,0 +1,19 @@
+# zhizhi — the two set-up commands of the README.
+GO      ?= go
+BIN     := bin/zhizhi
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X zhizhi/internal/cli.Version=$(VERSION)
+
+.PHONY: demo test build clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zhizhi
+
+demo: build
+	scripts/demo.sh
+
+test:
+	scripts/test.sh
+
+clean:
+	rm -rf bin data
