@@ -1,0 +1,173 @@
+package extract
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	trafilatura "github.com/markusmobius/go-trafilatura"
+)
+
+// Page is what the generic extractor finds on a page that has no template.
+type Page struct {
+	Title       string            `json:"title"`
+	PublishTime *time.Time        `json:"publish_time"`
+	Text        string            `json:"text"`
+	Attributes  map[string]string `json:"attributes"` // normalized label → value
+	Canonical   map[string]string `json:"canonical"`  // the seven canonical fields found
+	Links       []string          `json:"links"`
+}
+
+// MainText finds the main text of a page. The generic extractor is a
+// maintained library (go-trafilatura) kept behind this interface so it can
+// be replaced without touching callers.
+type MainText interface {
+	MainText(doc *goquery.Document, pageURL *url.URL) (title, text string, published time.Time, err error)
+}
+
+// Trafilatura is the default MainText.
+type Trafilatura struct{}
+
+// MainText implements MainText with go-trafilatura, falling back to its
+// readability/distiller candidates when its own pass finds nothing.
+func (Trafilatura) MainText(doc *goquery.Document, pageURL *url.URL) (string, string, time.Time, error) {
+	if len(doc.Nodes) == 0 {
+		return "", "", time.Time{}, fmt.Errorf("main text: empty document")
+	}
+	res, err := trafilatura.ExtractDocument(doc.Nodes[0], trafilatura.Options{
+		OriginalURL:     pageURL,
+		EnableFallback:  true,
+		ExcludeComments: true,
+		Deduplicate:     true,
+	})
+	if err != nil {
+		return "", "", time.Time{}, fmt.Errorf("main text: %w", err)
+	}
+	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
+}
+
+// pubDateMetas are <meta> names that government CMSs use for the
+// publication time, most specific first.
+var pubDateMetas = []string{
+	`meta[name="PubDate"]`, `meta[name="pubdate"]`, `meta[name="publishdate"]`,
+	`meta[name="firstpublishedtime"]`, `meta[property="article:published_time"]`,
+	`meta[name="ArticleDate"]`, `meta[itemprop="datePublished"]`,
+}
+
+// Generic extracts a page with no template: title, publication time, main
+// text, any attribute block, and the page's links made absolute.
+func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
+	if mt == nil {
+		mt = Trafilatura{}
+	}
+	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(html))
+	if err != nil {
+		return nil, fmt.Errorf("generic extract: parse html: %w", err)
+	}
+	p := &Page{Attributes: map[string]string{}, Canonical: map[string]string{}, Links: []string{}}
+
+	if block := FindAttributeBlock(doc.Selection); block != nil {
+		a := ParseAttributes(block)
+		for _, l := range a.Order {
+			p.Attributes[l] = a.Raw[l]
+		}
+		for f, v := range a.Canonical {
+			p.Canonical[f] = v
+		}
+	}
+
+	title, text, published, err := mt.MainText(doc, pageURL)
+	if err != nil {
+		return nil, err
+	}
+	p.Title = pickTitle(doc, title)
+	p.Text = text
+
+	for _, sel := range pubDateMetas {
+		if v, ok := doc.Find(sel).First().Attr("content"); ok {
+			if t, _, err := ParseDate(v); err == nil {
+				p.PublishTime = &t
+				break
+			}
+		}
+	}
+	if p.PublishTime == nil {
+		if v := p.Canonical[FieldPublishDate]; v != "" {
+			if t, _, err := ParseDate(v); err == nil {
+				p.PublishTime = &t
+			}
+		}
+	}
+	if p.PublishTime == nil && !published.IsZero() {
+		t := published.UTC()
+		p.PublishTime = &t
+	}
+
+	seen := map[string]bool{}
+	doc.Find("a[href]").Each(func(_ int, a *goquery.Selection) {
+		href, _ := a.Attr("href")
+		if pageURL == nil {
+			return
+		}
+		u, err := Resolve(pageURL, href)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
+			return
+		}
+		u.Fragment = ""
+		if s := u.String(); !seen[s] {
+			seen[s] = true
+			p.Links = append(p.Links, s)
+		}
+	})
+	return p, nil
+}
+
+// pickTitle prefers the page's own <h1> when the extractor's title is
+// the site-decorated <title> ("标题 - 某某网站") or missing.
+func pickTitle(doc *goquery.Document, extracted string) string {
+	h1 := CleanText(doc.Find("h1").First().Text())
+	if h1 != "" && (extracted == "" || strings.HasPrefix(extracted, h1)) {
+		return h1
+	}
+	if extracted != "" {
+		return CleanText(extracted)
+	}
+	return CleanText(doc.Find("title").First().Text())
+}
+
+// FindAttributeBlock finds the smallest table, dl, ul or div that holds at
+// least two distinct canonical attribute labels, or nil.
+func FindAttributeBlock(root *goquery.Selection) *goquery.Selection {
+	var best *goquery.Selection
+	bestLen := 0
+	root.Find("table, dl, ul, div").Each(func(_ int, s *goquery.Selection) {
+		found := map[string]bool{}
+		s.Find("td, th, dt, li, span, label, p, div").Each(func(_ int, c *goquery.Selection) {
+			t := c.Text()
+			if len([]rune(t)) > 40 {
+				// Long cells may be "标签：值" pairs.
+				if l, _, ok := splitLabelValue(t); ok {
+					t = l
+				} else {
+					return
+				}
+			} else if l, _, ok := splitLabelValue(t); ok {
+				t = l
+			}
+			if f := CanonicalField(t); f != "" {
+				found[f] = true
+			}
+		})
+		if len(found) < 2 {
+			return
+		}
+		n := len(s.Text())
+		if best == nil || n < bestLen {
+			best, bestLen = s, n
+		}
+	})
+	return best
+}
