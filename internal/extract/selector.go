@@ -2,11 +2,17 @@ package extract
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/andybalholm/cascadia"
 )
+
+// attrSuffix is the "@attr" tail of a selector: an attribute name after the
+// last '@', so "a@href" reads href while "a[href*='@']" stays a selector.
+// internal/config lints with the same rule.
+var attrSuffix = regexp.MustCompile(`@([A-Za-z_:][-A-Za-z0-9_:.]*)$`)
 
 // Selector is a template selector "css" or "css@attr": the CSS part picks
 // elements; with @attr the value is that attribute, otherwise the text.
@@ -23,8 +29,8 @@ func ParseSelector(spec string) (Selector, error) {
 		return Selector{}, fmt.Errorf("selector is empty")
 	}
 	css, attr := spec, ""
-	if i := strings.LastIndex(spec, "@"); i >= 0 && !strings.ContainsAny(spec[i:], "]) ") {
-		css, attr = strings.TrimSpace(spec[:i]), strings.TrimSpace(spec[i+1:])
+	if loc := attrSuffix.FindStringSubmatchIndex(spec); loc != nil {
+		css, attr = strings.TrimSpace(spec[:loc[0]]), spec[loc[2]:loc[3]]
 	}
 	if css == "" {
 		return Selector{}, fmt.Errorf("selector %q has no CSS part", spec)
