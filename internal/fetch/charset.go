@@ -1,0 +1,250 @@
+package fetch
+
+import (
+	"bytes"
+	"fmt"
+	"mime"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/charset"
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/simplifiedchinese"
+	"golang.org/x/text/encoding/unicode"
+)
+
+// MetaScanLimit is how far into an HTML document a <meta> charset
+// declaration is looked for. HTML asks for 1024 bytes; Chinese portals often
+// put long comments and scripts first, so we look further.
+const MetaScanLimit = 4096
+
+// DecodeHTML transcodes an HTML body to UTF-8 before anything parses it
+// (DESIGN §7). The charset comes from, in order: a byte order mark, the
+// Content-Type header, a <meta> declaration in the first MetaScanLimit
+// bytes, then detection. GBK, GB2312 and their aliases are decoded as
+// GB18030, their superset, because Chinese sites label GB18030 text with the
+// older names. The result is always valid UTF-8: undecodable bytes become
+// U+FFFD. charsetName is the lower-case name of the encoding used.
+func DecodeHTML(body []byte, contentType string) (out []byte, charsetName string, err error) {
+	enc, name, rest := sniffBOM(body)
+	if enc == nil {
+		enc, name = charsetFromContentType(contentType)
+		rest = body
+	}
+	if enc == nil {
+		enc, name = metaCharset(body)
+		// A page cannot be UTF-16 if its ASCII meta tag was readable; HTML
+		// says to treat that claim as UTF-8.
+		if strings.HasPrefix(name, "utf-16") {
+			enc, name = unicode.UTF8, "utf-8"
+		}
+	}
+	if enc == nil {
+		enc, name = detectCharset(body)
+	}
+	out, err = decodeWith(enc, rest)
+	if err != nil {
+		return nil, name, fmt.Errorf("decode html as %s: %w", name, err)
+	}
+	return out, name, nil
+}
+
+// DecodeText transcodes a JSON or plain-text body to UTF-8: byte order mark,
+// then Content-Type, then detection (no <meta> scan).
+func DecodeText(body []byte, contentType string) (out []byte, charsetName string, err error) {
+	enc, name, rest := sniffBOM(body)
+	if enc == nil {
+		enc, name = charsetFromContentType(contentType)
+		rest = body
+	}
+	if enc == nil {
+		enc, name = detectCharset(body)
+	}
+	out, err = decodeWith(enc, rest)
+	if err != nil {
+		return nil, name, fmt.Errorf("decode text as %s: %w", name, err)
+	}
+	return out, name, nil
+}
+
+// sniffBOM returns the encoding a byte order mark announces and the body
+// without it, or nil.
+func sniffBOM(b []byte) (encoding.Encoding, string, []byte) {
+	switch {
+	case bytes.HasPrefix(b, []byte{0xef, 0xbb, 0xbf}):
+		return unicode.UTF8, "utf-8", b[3:]
+	case bytes.HasPrefix(b, []byte{0xff, 0xfe}):
+		return unicode.UTF16(unicode.LittleEndian, unicode.IgnoreBOM), "utf-16le", b[2:]
+	case bytes.HasPrefix(b, []byte{0xfe, 0xff}):
+		return unicode.UTF16(unicode.BigEndian, unicode.IgnoreBOM), "utf-16be", b[2:]
+	}
+	return nil, "", nil
+}
+
+// charsetFromContentType reads the charset parameter of a Content-Type
+// header; an unknown label counts as none.
+func charsetFromContentType(ct string) (encoding.Encoding, string) {
+	if ct == "" {
+		return nil, ""
+	}
+	_, params, err := mime.ParseMediaType(ct)
+	if err != nil {
+		// A sloppy header ("text/html;charset=gbk;") still names a charset.
+		i := indexCharsetParam(ct)
+		if i < 0 {
+			return nil, ""
+		}
+		v := ct[i+len("charset="):]
+		if j := strings.IndexAny(v, ";, "); j >= 0 {
+			v = v[:j]
+		}
+		return lookupCharset(strings.Trim(v, `"'`))
+	}
+	return lookupCharset(params["charset"])
+}
+
+// indexCharsetParam finds "charset=" in s, ignoring ASCII case. (Lower-
+// casing s first would shift the offsets of non-ASCII bytes.)
+func indexCharsetParam(s string) int {
+	const want = "charset="
+	for i := 0; i+len(want) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(want)], want) {
+			return i
+		}
+	}
+	return -1
+}
+
+// lookupCharset maps a label to an encoding with the WHATWG label table,
+// folding the GB family into GB18030.
+func lookupCharset(label string) (encoding.Encoding, string) {
+	label = strings.ToLower(strings.TrimSpace(label))
+	if label == "" {
+		return nil, ""
+	}
+	enc, err := htmlindex.Get(label)
+	if err != nil || enc == nil {
+		return nil, ""
+	}
+	if enc == simplifiedchinese.GBK || enc == simplifiedchinese.GB18030 {
+		return simplifiedchinese.GB18030, "gb18030"
+	}
+	if enc == encoding.Replacement {
+		// Labels such as hz-gb-2312 or iso-2022-kr: HTML decodes them to a
+		// single U+FFFD; we would rather try our own detection.
+		return nil, ""
+	}
+	name, err := htmlindex.Name(enc)
+	if err != nil {
+		name = label
+	}
+	return enc, name
+}
+
+// metaCharset finds <meta charset> or <meta http-equiv="content-type"
+// content="…charset=…"> in the head of the document.
+func metaCharset(body []byte) (encoding.Encoding, string) {
+	if len(body) > MetaScanLimit {
+		body = body[:MetaScanLimit]
+	}
+	z := html.NewTokenizer(bytes.NewReader(body))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return nil, ""
+		case html.StartTagToken, html.SelfClosingTagToken:
+			name, hasAttr := z.TagName()
+			if string(name) != "meta" || !hasAttr {
+				continue
+			}
+			var cs, content string
+			httpEquiv := false
+			for more := true; more; {
+				var k, v []byte
+				k, v, more = z.TagAttr()
+				switch strings.ToLower(string(k)) {
+				case "charset":
+					cs = string(v)
+				case "content":
+					content = string(v)
+				case "http-equiv":
+					httpEquiv = strings.EqualFold(strings.TrimSpace(string(v)), "content-type")
+				}
+			}
+			if cs == "" && httpEquiv {
+				if i := indexCharsetParam(content); i >= 0 {
+					cs = content[i+len("charset="):]
+					if j := strings.IndexAny(cs, "; "); j >= 0 {
+						cs = cs[:j]
+					}
+					cs = strings.Trim(cs, `"'`)
+				}
+			}
+			if enc, n := lookupCharset(cs); enc != nil {
+				return enc, n
+			}
+		}
+	}
+}
+
+// detectCharset guesses when nothing declares the charset: valid UTF-8 is
+// UTF-8; bytes that decode cleanly as GB18030 are GB18030 (the likeliest
+// legacy encoding on Chinese government sites); otherwise HTML's own
+// detection decides.
+func detectCharset(body []byte) (encoding.Encoding, string) {
+	if utf8.Valid(trimPartialRune(body)) {
+		return unicode.UTF8, "utf-8"
+	}
+	if cleanGB18030(body) {
+		return simplifiedchinese.GB18030, "gb18030"
+	}
+	enc, name, _ := charset.DetermineEncoding(body, "")
+	if enc == simplifiedchinese.GBK || enc == simplifiedchinese.GB18030 {
+		return simplifiedchinese.GB18030, "gb18030"
+	}
+	return enc, strings.ToLower(name)
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of b: a
+// body cut at a size limit must still be recognised as UTF-8, or its
+// Chinese text would be read as GB18030 mojibake.
+func trimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-3; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			break
+		}
+	}
+	return b
+}
+
+// cleanGB18030 reports whether body decodes as GB18030 without replacement
+// characters. A truncated last character (the body was cut at a limit) is
+// forgiven.
+func cleanGB18030(body []byte) bool {
+	out, err := simplifiedchinese.GB18030.NewDecoder().Bytes(body)
+	if err != nil {
+		return false
+	}
+	n := bytes.Count(out, []byte("\uFFFD"))
+	if n == 0 {
+		return true
+	}
+	return n == 1 && bytes.HasSuffix(out, []byte("\uFFFD"))
+}
+
+// decodeWith transcodes b and guarantees valid UTF-8 output.
+func decodeWith(enc encoding.Encoding, b []byte) ([]byte, error) {
+	if enc == nil || enc == unicode.UTF8 || enc == encoding.Nop {
+		return bytes.ToValidUTF8(b, []byte("\uFFFD")), nil
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil {
+		return nil, err
+	}
+	return bytes.ToValidUTF8(out, []byte("\uFFFD")), nil
+}
