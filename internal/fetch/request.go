@@ -1,0 +1,63 @@
+package fetch
+
+import (
+	"net/http"
+	"time"
+)
+
+// Tiers of fetching, stored with the seed's names (seed 004 §7.5.7).
+const (
+	TierDirect  = "httpx"
+	TierBrowser = "playwright"
+)
+
+// Request is one polite fetch. Every request, whatever its purpose, goes
+// through the same guard, robots, limiter and breaker, and lands in
+// crawl_log.
+type Request struct {
+	URL     string
+	Method  string // GET (default) or HEAD
+	Purpose string // model.Purpose*: robots, index, list, detail, attachment, probe
+	Accept  string // Accept header; a sensible default when empty
+
+	SiteID   *int64 // for crawl_log
+	TargetID *int64
+
+	// Conditional sends If-None-Match / If-Modified-Since from url_state
+	// and records the answer's validators back; a 304 comes back as
+	// NotModified with no body.
+	Conditional bool
+
+	// MaxBytes caps the body; 0 means the client's default. With Head set,
+	// reading stops quietly at MaxBytes (Truncated) instead of failing: the
+	// byte-capped head read of summary-access sites (DESIGN §1).
+	MaxBytes int64
+	Head     bool
+
+	// Tier forces a tier: "" lets the host policy decide (direct, or the
+	// browser for browser-strategy hosts and challenged answers).
+	Tier string
+}
+
+// Response is what came back.
+type Response struct {
+	URL         string // final URL after redirects
+	Status      int
+	Header      http.Header
+	Body        []byte // content-decoded bytes as served (charset untouched)
+	NotModified bool   // 304 to a conditional request
+	Truncated   bool   // a head read stopped at MaxBytes
+	Tier        string // TierDirect or TierBrowser: the tier actually used
+	WireBytes   int64  // bytes on the wire
+	Duration    time.Duration
+}
+
+// HTML returns the body transcoded to UTF-8 per DESIGN §7.
+func (r *Response) HTML() ([]byte, string, error) {
+	return DecodeHTML(r.Body, r.Header.Get("Content-Type"))
+}
+
+// Text returns a non-HTML text body (JSON, plain text) as UTF-8.
+func (r *Response) Text() ([]byte, string, error) {
+	return DecodeText(r.Body, r.Header.Get("Content-Type"))
+}
