@@ -1,0 +1,211 @@
+package config
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// SyncCounts counts what a sync did to one kind of row.
+type SyncCounts struct {
+	Created   int
+	Updated   int
+	Unchanged int
+}
+
+// SyncReport says what Sync wrote.
+type SyncReport struct {
+	Sites           SyncCounts
+	Depts           SyncCounts
+	Targets         SyncCounts
+	TargetsDisabled int // yaml targets gone from the files
+}
+
+// String is the report as printed by `zhizhi config sync`.
+func (r SyncReport) String() string {
+	line := func(name string, c SyncCounts) string {
+		return fmt.Sprintf("%-8s %d created, %d updated, %d unchanged", name+":", c.Created, c.Updated, c.Unchanged)
+	}
+	return strings.Join([]string{
+		line("sites", r.Sites),
+		line("depts", r.Depts),
+		line("targets", r.Targets) + fmt.Sprintf(", %d disabled", r.TargetsDisabled),
+	}, "\n")
+}
+
+// ErrConfigInvalid is returned by Sync for a bundle that lint rejects.
+var ErrConfigInvalid = errors.New("configuration has errors")
+
+// Sync writes the bundle's sites, site departments and targets to the
+// database in one transaction (seed 004 §7.5.3: YAML → DB at start). Targets
+// are written with source yaml, a cron from AssignCron and dept_id derived
+// from the binding. A yaml target that is no longer in the files is
+// disabled, never deleted, so its history stays. Runtime state (detect
+// status, last crawl times) is not touched. Either everything is written or
+// nothing: a bundle with lint errors, or a local_dept_id missing from
+// local_department, writes nothing.
+func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
+	var rep SyncReport
+	if errs := Errors(b.Problems); len(errs) > 0 {
+		lines := make([]string, len(errs))
+		for i, p := range errs {
+			lines[i] = p.String()
+		}
+		return rep, fmt.Errorf("config sync: %w (run `zhizhi config lint`):\n%s", ErrConfigInvalid, strings.Join(lines, "\n"))
+	}
+
+	// What exists already, read before the transaction, only to tell
+	// created from updated in the report.
+	known, err := existing(ctx, st)
+	if err != nil {
+		return rep, fmt.Errorf("config sync: %w", err)
+	}
+
+	err = st.WithTx(ctx, func(tx *store.Tx) error {
+		rep = SyncReport{}
+		if err := checkDepartmentsExist(ctx, tx, b); err != nil {
+			return err
+		}
+		var keep []string
+		for _, s := range b.Sites {
+			site := b.SiteModel(s)
+			siteID, changed, err := tx.UpsertSite(ctx, site)
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.Path, err)
+			}
+			count(&rep.Sites, changed, known.sites[s.SiteCode])
+
+			deptIDs := map[*Dept]int64{}
+			for _, d := range s.Depts {
+				dm := d.DepartmentModel()
+				dm.SiteID = siteID
+				id, changed, err := tx.UpsertSiteDepartment(ctx, dm)
+				if err != nil {
+					return fmt.Errorf("%s: dept %s: %w", s.Path, d.DeptPath, err)
+				}
+				deptIDs[d] = id
+				count(&rep.Depts, changed, known.depts[s.SiteCode+"\x00"+d.DeptPath])
+			}
+
+			for _, t := range s.Targets() {
+				tm := t.Model()
+				tm.SiteID = siteID
+				if t.Dept != nil {
+					id := deptIDs[t.Dept]
+					tm.SiteDepartmentID = &id
+				}
+				_, changed, err := tx.UpsertTarget(ctx, tm)
+				if err != nil {
+					return fmt.Errorf("%s: target %s: %w", t.Pos, t.TargetCode, err)
+				}
+				count(&rep.Targets, changed, known.targets[t.TargetCode])
+				keep = append(keep, t.TargetCode)
+			}
+		}
+		slices.Sort(keep)
+		n, err := tx.DisableYAMLTargetsExcept(ctx, keep)
+		if err != nil {
+			return err
+		}
+		rep.TargetsDisabled = n
+		return nil
+	})
+	if err != nil {
+		return SyncReport{}, fmt.Errorf("config sync: %w", err)
+	}
+	return rep, nil
+}
+
+func count(c *SyncCounts, changed, existed bool) {
+	switch {
+	case !changed:
+		c.Unchanged++
+	case existed:
+		c.Updated++
+	default:
+		c.Created++
+	}
+}
+
+type existingRows struct {
+	sites   map[string]bool // site_code
+	depts   map[string]bool // site_code + NUL + dept_path
+	targets map[string]bool // target_code
+}
+
+func existing(ctx context.Context, st *store.Store) (existingRows, error) {
+	ex := existingRows{sites: map[string]bool{}, depts: map[string]bool{}, targets: map[string]bool{}}
+	sites, err := st.ListSites(ctx)
+	if err != nil {
+		return ex, err
+	}
+	for _, s := range sites {
+		ex.sites[s.SiteCode] = true
+		if s.CMSAdapter == "" {
+			continue
+		}
+		depts, err := st.ListSiteDepartments(ctx, s.ID)
+		if err != nil {
+			return ex, err
+		}
+		for _, d := range depts {
+			ex.depts[s.SiteCode+"\x00"+d.DeptPath] = true
+		}
+	}
+	targets, err := st.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		return ex, err
+	}
+	for _, t := range targets {
+		ex.targets[t.TargetCode] = true
+	}
+	return ex, nil
+}
+
+// checkDepartmentsExist refuses the sync when a mapped dept or target names
+// a department that is not in local_department, listing every one at once.
+func checkDepartmentsExist(ctx context.Context, tx *store.Tx, b *Bundle) error {
+	type use struct {
+		id  int64
+		pos Pos
+	}
+	var uses []use
+	for _, s := range b.Sites {
+		for _, d := range s.Depts {
+			if d.DeptBinding == model.BindingMapped && d.LocalDeptID != nil {
+				uses = append(uses, use{*d.LocalDeptID, firstPos(d.Pos["local_dept_id"], d.At)})
+			}
+		}
+		for _, t := range s.TargetDecls {
+			if t.DeptBinding == model.BindingMapped && t.LocalDeptID != nil {
+				uses = append(uses, use{*t.LocalDeptID, firstPos(t.Pos["local_dept_id"], t.At)})
+			}
+		}
+	}
+	exists := map[int64]bool{}
+	var missing []string
+	for _, u := range uses {
+		ok, checked := exists[u.id]
+		if !checked {
+			var err error
+			ok, err = tx.DepartmentExists(ctx, u.id)
+			if err != nil {
+				return fmt.Errorf("check department %d: %w", u.id, err)
+			}
+			exists[u.id] = ok
+		}
+		if !ok {
+			missing = append(missing, fmt.Sprintf("%s: local_dept_id %d is not in local_department", u.pos, u.id))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%d department binding(s) name unknown departments — import them first with `zhizhi dept import %s`, nothing was written:\n%s",
+			len(missing), b.Dir+"/"+DepartmentsFile, strings.Join(missing, "\n"))
+	}
+	return nil
+}
