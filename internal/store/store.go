@@ -1,0 +1,90 @@
+// Package store owns zhizhi's database: the schema of seed 004 §5 and the
+// runtime state tables of DESIGN §4, migrations embedded per dialect, and
+// every SQL statement the other packages need. It speaks to embedded SQLite
+// (modernc.org/sqlite) and to PostgreSQL (pgx) through database/sql; the few
+// places where the two dialects differ are switches inside this package, so
+// callers never see them. Blobs (raw HTML, text, attachments) live on disk
+// next to the database, named by their SHA-256.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Dialect names returned by (*Store).Dialect.
+const (
+	DialectSQLite   = "sqlite"
+	DialectPostgres = "postgres"
+)
+
+// Errors callers may test for with errors.Is.
+var (
+	// ErrNotFound is returned by lookups that find no row.
+	ErrNotFound = errors.New("not found")
+	// ErrSummaryContent refuses full text, raw HTML or stored attachments for
+	// an article of a site whose access policy is summary (DESIGN §1).
+	ErrSummaryContent = errors.New("site access is summary: full text, raw HTML and attachment files are not stored")
+	// ErrPendingBinding refuses a target whose site department has not been
+	// given a dept_binding yet (seed 004 §5.2, §5.3).
+	ErrPendingBinding = errors.New("site department dept_binding is pending: choose a binding before adding targets")
+)
+
+// Store is the database handle every package shares.
+type Store struct {
+	db      *sql.DB
+	dialect string
+	dataDir string
+
+	// Now is the clock used for created_at/updated_at and similar stamps.
+	// Tests replace it; it defaults to time.Now.
+	Now func() time.Time
+}
+
+// Open connects to the database named by dsn, creates dataDir (and the
+// SQLite file's directory) when missing, checks that the server answers and
+// applies pending migrations. dsn is sqlite:///abs/path.db, sqlite://rel/path.db,
+// a bare file path, or a postgres:// / postgresql:// URL. Every failure is
+// one readable message naming the setting to fix.
+func Open(ctx context.Context, dsn, dataDir string) (*Store, error) {
+	if dataDir != "" {
+		if err := ensureWritableDir(dataDir); err != nil {
+			return nil, fmt.Errorf("open database: %w", err)
+		}
+	}
+	db, dialect, err := openDB(ctx, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	s := &Store{db: db, dialect: dialect, dataDir: dataDir, Now: time.Now}
+	if _, err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return s, nil
+}
+
+// Dialect returns "sqlite" or "postgres".
+func (s *Store) Dialect() string { return s.dialect }
+
+// DB returns the underlying pool, for the rare caller that needs raw access
+// (tests, health checks). Prefer the typed methods.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// DataDir returns the data directory the store was opened with.
+func (s *Store) DataDir() string { return s.dataDir }
+
+// Blobs returns the content-addressed file store under the data directory.
+func (s *Store) Blobs() Blobs { return Blobs{Dir: s.dataDir} }
+
+// Close closes the pool.
+func (s *Store) Close() error { return s.db.Close() }
+
+// now returns the store clock in UTC, truncated to the microsecond that
+// PostgreSQL keeps, so a value read back equals the value written.
+func (s *Store) now() time.Time {
+	return s.Now().UTC().Truncate(time.Microsecond)
+}
