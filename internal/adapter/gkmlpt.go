@@ -105,35 +105,6 @@ func ParseGkmlptIndex(html []byte, configVar string) (*GkmlptIndex, error) {
 	return idx, nil
 }
 
-// ExpandURL fills a template such as
-// "{base_url}/{dept_path}/gkmlpt/api/all/{column_id}?page={page}&sid={sid}".
-func ExpandURL(tmpl string, vars map[string]string) (string, error) {
-	var b strings.Builder
-	for {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			b.WriteString(tmpl)
-			return b.String(), nil
-		}
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			return "", fmt.Errorf("expand %q: unclosed {", tmpl)
-		}
-		name := tmpl[i+1 : i+j]
-		v, ok := vars[name]
-		if !ok {
-			return "", fmt.Errorf("expand url: no value for {%s}", name)
-		}
-		b.WriteString(tmpl[:i])
-		if name == "base_url" {
-			b.WriteString(strings.TrimRight(v, "/"))
-		} else {
-			b.WriteString(url.QueryEscape(v))
-		}
-		tmpl = tmpl[i+j+1:]
-	}
-}
-
 // Classify is the column summary a gkmlpt list answer carries.
 type Classify struct {
 	ID        string
