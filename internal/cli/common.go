@@ -1,0 +1,17 @@
+package cli
+
+import (
+	"context"
+
+	"zhizhi/internal/store"
+)
+
+// openStore opens the configured database (applying migrations) or returns
+// an exit error carrying the store's readable message.
+func openStore(ctx context.Context) (*store.Store, error) {
+	st, err := store.Open(ctx, databaseURL(), settings.DataDir)
+	if err != nil {
+		return nil, exitCode(1, err.Error())
+	}
+	return st, nil
+}

@@ -1,0 +1,272 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"sort"
+	"sync"
+	"time"
+
+	"zhizhi/internal/config"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// Fetcher is the polite HTTP client the pipeline fetches through.
+type Fetcher interface {
+	Do(ctx context.Context, r fetch.Request) (*fetch.Response, error)
+}
+
+// Crawler runs targets.
+type Crawler struct {
+	Store  *store.Store
+	Blobs  store.Blobs
+	Fetch  Fetcher
+	Bundle *config.Bundle
+	Now    func() time.Time
+	Log    *slog.Logger
+
+	// Progress, when set, receives an event after every page and article.
+	Progress func(Event)
+
+	// MaxAttachmentBytes bounds one attachment (default 50 MiB).
+	MaxAttachmentBytes int64
+	// SummaryHeadBytes is the head read of summary-access sites (default 64 KiB).
+	SummaryHeadBytes int64
+	// MaxListPages bounds pagination when a template does not (default 50).
+	MaxListPages int
+
+	once  sync.Once
+	cache *indexCache
+}
+
+// Event reports progress.
+type Event struct {
+	Target  string
+	Kind    string // page | article | done
+	Outcome string // created | updated | unchanged | failed (articles)
+	Bytes   int64
+}
+
+// Result is what one target's crawl did.
+type Result struct {
+	TargetCode string
+	SiteCode   string
+	Pages      int
+	Created    int
+	Updated    int
+	Unchanged  int
+	Failed     int
+	Skipped    int // robots-disallowed or refused items
+	Bytes      int64
+	Problems   []string // per-item failures, for the report
+	Err        error    // the target itself failed
+	Started    time.Time
+	Finished   time.Time
+}
+
+func (c *Crawler) now() time.Time {
+	if c.Now != nil {
+		return c.Now()
+	}
+	return time.Now()
+}
+
+func (c *Crawler) log() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return slog.Default()
+}
+
+func (c *Crawler) emit(e Event) {
+	if c.Progress != nil {
+		c.Progress(e)
+	}
+}
+
+// Run crawls the targets: the targets of one site one after another, sites
+// side by side (the fetcher's limiter keeps every host polite). Results come
+// back in the order of targets.
+func (c *Crawler) Run(ctx context.Context, targets []model.Target) []Result {
+	bySite := map[int64][]int{}
+	var siteOrder []int64
+	for i, t := range targets {
+		if _, ok := bySite[t.SiteID]; !ok {
+			siteOrder = append(siteOrder, t.SiteID)
+		}
+		bySite[t.SiteID] = append(bySite[t.SiteID], i)
+	}
+	results := make([]Result, len(targets))
+	var wg sync.WaitGroup
+	for _, sid := range siteOrder {
+		wg.Add(1)
+		go func(siteID int64, idxs []int) {
+			defer wg.Done()
+			ok := true
+			for _, i := range idxs {
+				results[i] = c.CrawlTarget(ctx, targets[i])
+				ok = ok && results[i].Err == nil
+			}
+			if site, err := c.Store.SiteByID(ctx, siteID); err == nil {
+				c.finishSite(ctx, site, ok && c.allDeptsCrawled(ctx, site, targets, idxs))
+			}
+		}(sid, bySite[sid])
+	}
+	wg.Wait()
+	return results
+}
+
+// allDeptsCrawled reports whether this run covered every enabled dept of
+// a CMS site, so its index union is the whole TREE.
+func (c *Crawler) allDeptsCrawled(ctx context.Context, site *model.Site, targets []model.Target, idxs []int) bool {
+	depts, err := c.Store.ListSiteDepartments(ctx, site.ID)
+	if err != nil {
+		return false
+	}
+	covered := map[int64]bool{}
+	for _, i := range idxs {
+		if targets[i].SiteDepartmentID != nil {
+			covered[*targets[i].SiteDepartmentID] = true
+		}
+	}
+	for _, d := range depts {
+		if d.Enabled && !covered[d.ID] {
+			return false
+		}
+	}
+	return true
+}
+
+// CrawlTarget crawls one target and never panics on what a site serves:
+// every failure ends up in the Result.
+func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) {
+	res = Result{TargetCode: t.TargetCode, Started: c.now()}
+	defer func() {
+		res.Finished = c.now()
+		c.emit(Event{Target: t.TargetCode, Kind: "done"})
+	}()
+	site, err := c.Store.SiteByID(ctx, t.SiteID)
+	if err != nil {
+		res.Err = fmt.Errorf("load site of %s: %w", t.TargetCode, err)
+		return res
+	}
+	res.SiteCode = site.SiteCode
+	job := &job{c: c, site: site, target: t, res: &res}
+	if site.CMSAdapter != "" {
+		err = job.runGkmlpt(ctx)
+	} else {
+		err = job.runTemplate(ctx)
+	}
+	if err != nil {
+		res.Err = err
+	}
+	if err := c.Store.MarkTargetCrawled(ctx, t.ID, c.now(), job.newest); err != nil && res.Err == nil {
+		res.Err = fmt.Errorf("record crawl of %s: %w", t.TargetCode, err)
+	}
+	return res
+}
+
+// job is the state of one target's crawl.
+type job struct {
+	c      *Crawler
+	site   *model.Site
+	target model.Target
+	res    *Result
+	newest *time.Time
+}
+
+func (j *job) siteFile() (*config.SiteFile, error) {
+	if j.c.Bundle == nil {
+		return nil, fmt.Errorf("no configuration loaded")
+	}
+	for _, s := range j.c.Bundle.Sites {
+		if s.SiteCode == j.site.SiteCode {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("site %s is not in the configuration (%s)", j.site.SiteCode, j.c.Bundle.Dir)
+}
+
+func (j *job) fail(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	j.res.Problems = append(j.res.Problems, msg)
+	j.c.log().Warn("crawl item failed", "target", j.target.TargetCode, "problem", msg)
+}
+
+func (j *job) request(purpose, rawURL string) fetch.Request {
+	sid, tid := j.site.ID, j.target.ID
+	return fetch.Request{URL: rawURL, Purpose: purpose, SiteID: &sid, TargetID: &tid}
+}
+
+// get fetches and counts bytes.
+func (j *job) get(ctx context.Context, r fetch.Request) (*fetch.Response, error) {
+	resp, err := j.c.Fetch.Do(ctx, r)
+	if resp != nil {
+		j.res.Bytes += resp.WireBytes
+	}
+	if err != nil {
+		return resp, err
+	}
+	if !resp.NotModified && (resp.Status < 200 || resp.Status > 299) {
+		return resp, fmt.Errorf("%s answered HTTP %d", r.URL, resp.Status)
+	}
+	return resp, nil
+}
+
+func (j *job) noteNewest(t *time.Time) {
+	if t == nil {
+		return
+	}
+	if j.newest == nil || t.After(*j.newest) {
+		v := *t
+		j.newest = &v
+	}
+}
+
+func (j *job) count(outcome string) {
+	switch outcome {
+	case store.OutcomeCreated:
+		j.res.Created++
+	case store.OutcomeUpdated:
+		j.res.Updated++
+	case store.OutcomeUnchanged:
+		j.res.Unchanged++
+	case model.StatusFailed:
+		j.res.Failed++
+	}
+	j.c.emit(Event{Target: j.target.TargetCode, Kind: "article", Outcome: outcome})
+}
+
+// isStop reports errors after which the rest of a target can't go on: the
+// host refuses us (breaker, robots) or the context ended.
+func isStop(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || fetch.IsHostStop(err)
+}
+
+func mustParse(raw string) *url.URL {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return &url.URL{}
+	}
+	return u
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func marshal(v any) json.RawMessage {
+	b, _ := json.Marshal(v)
+	return b
+}

@@ -1,0 +1,323 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"zhizhi/internal/adapter"
+	"zhizhi/internal/extract"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// MinContentChars is the shortest body text of a ready article (issue 5).
+const MinContentChars = 50
+
+// detailParser reads a detail page.
+type detailParser func(body []byte, pageURL *url.URL) (*adapter.Detail, error)
+
+// processItem takes one list item to the store. It reports whether the item
+// was already known and is unchanged, which drives the incremental stop.
+// Failures are recorded on the result; only a host stop is returned.
+func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse detailParser) (unchanged bool, err error) {
+	norm, hash, err := extract.URLHash(item.URL)
+	if err != nil {
+		j.fail("%s: %v", item.URL, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+	var existing *model.Article
+	if item.NativePostID != "" {
+		existing, err = j.c.Store.ArticleByNativeID(ctx, j.site.ID, item.NativePostID)
+	} else {
+		existing, err = j.c.Store.ArticleByURLHash(ctx, hash)
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return false, fmt.Errorf("look up %s: %w", norm, err)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		existing = nil
+	}
+
+	summary := j.site.Access != model.AccessFull
+	req := j.request(model.PurposeDetail, norm)
+	// A known, good article is re-fetched only if the site says it
+	// changed; a failed one is fetched again in full.
+	req.Conditional = existing != nil && existing.Status == model.StatusReady && existing.URLHash == hash
+	if summary {
+		req.MaxBytes = j.c.summaryHead()
+		req.Head = true
+	}
+	resp, err := j.get(ctx, req)
+	if err != nil {
+		if isStop(err) {
+			return false, err
+		}
+		if fetch.IsRobotsDisallowed(err) {
+			j.res.Skipped++
+			return false, nil
+		}
+		j.fail("%s: %v", norm, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+	if resp.NotModified {
+		j.count(store.OutcomeUnchanged)
+		if existing != nil {
+			j.noteNewest(existing.PublishTime)
+		}
+		return true, nil
+	}
+	html, _, err := resp.HTML()
+	if err != nil {
+		j.fail("%s: decode: %v", norm, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+	pageURL := mustParse(resp.URL)
+	if resp.URL == "" {
+		pageURL = mustParse(norm)
+	}
+	d, err := parse(html, pageURL)
+	if err != nil {
+		j.fail("%s: %v", norm, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+
+	a := j.buildArticle(item, norm, hash, d, resp)
+	if !summary {
+		rawPath, _, err := j.c.Blobs.Put(resp.Body)
+		if err != nil {
+			return false, fmt.Errorf("store raw html of %s: %w", norm, err)
+		}
+		a.RawHTMLPath = rawPath
+		if a.ContentText != "" {
+			textPath, _, err := j.c.Blobs.Put([]byte(a.ContentText))
+			if err != nil {
+				return false, fmt.Errorf("store text of %s: %w", norm, err)
+			}
+			a.TextPath = textPath
+		}
+	} else {
+		// Summary access: nothing of the body is kept (DESIGN §1).
+		a.ContentText = ""
+	}
+
+	var atts []model.Attachment
+	if !summary {
+		atts, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
+		if err != nil {
+			return false, err
+		}
+		a.HasAttachment = len(atts) > 0
+	}
+
+	id, outcome, err := j.c.Store.UpsertArticle(ctx, a)
+	if err != nil {
+		j.fail("%s: store: %v", norm, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+	if !summary {
+		for i := range atts {
+			atts[i].ArticleID = id
+		}
+		if err := j.c.Store.ReplaceAttachments(ctx, id, atts); err != nil {
+			j.fail("%s: store attachments: %v", norm, err)
+		}
+	}
+	j.noteNewest(a.PublishTime)
+	if a.Status == model.StatusFailed {
+		j.fail("%s: %s", norm, a.StatusReason)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
+	j.count(outcome)
+	return outcome == store.OutcomeUnchanged, nil
+}
+
+func (c *Crawler) summaryHead() int64 {
+	if c.SummaryHeadBytes > 0 {
+		return c.SummaryHeadBytes
+	}
+	return 64 << 10
+}
+
+// buildArticle assembles the normalized article (seed 004 §7.5.7): fields
+// from the page first, the list (or CMS API) where the page says nothing,
+// department and channel inherited from the target (§7.2, §7.3).
+func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.Detail, resp *fetch.Response) *model.Article {
+	t := j.target
+	a := &model.Article{
+		SiteID: j.site.ID, TargetID: t.ID, DeptID: t.DeptID,
+		NativePostID: item.NativePostID,
+		URL:          norm, URLHash: hash,
+		ChannelName: t.ChannelName, ChannelPath: t.ChannelPath,
+		ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory,
+		FetchStrategy: resp.Tier,
+		FetchedAt:     j.c.now().UTC(),
+		ContentText:   d.Text,
+	}
+	a.Title = d.Title
+	if a.Title == "" {
+		a.Title = item.Title
+	}
+	a.SourceRaw = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(d.Source, "来源："), "来源:"))
+
+	attr := d.Attributes
+	if attr == nil {
+		attr = extract.ParseAttributes(nil)
+	}
+	pick := func(field string) string {
+		if v := attr.Canonical[field]; v != "" {
+			return v
+		}
+		return item.Fields[field]
+	}
+	a.IndexNo = pick(extract.FieldIndexNo)
+	a.DocNo = pick(extract.FieldDocNo)
+	a.Publisher = pick(extract.FieldPublisher)
+	a.TopicWords = pick(extract.FieldTopicWords)
+	a.OpenCategory = pick(extract.FieldOpenCategory)
+
+	var problems []string
+	dateCol := func(field string) string {
+		raw := pick(field)
+		if raw == "" {
+			return ""
+		}
+		v, err := extract.DateOnly(raw)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s %q does not parse", field, raw))
+			return ""
+		}
+		return v
+	}
+	a.PublishDate = dateCol(extract.FieldPublishDate)
+	a.EffectiveDate = dateCol(extract.FieldEffectiveDate)
+
+	// publish_time: the page's own time, else the attribute block's date,
+	// else the list's date; all in UTC.
+	var dateTexts []string
+	for _, raw := range []string{d.PublishTimeRaw, attr.Canonical[extract.FieldPublishDate], item.Date, item.Fields["publish_time"]} {
+		if raw == "" {
+			continue
+		}
+		dateTexts = append(dateTexts, raw)
+		if tm, _, err := extract.ParseDate(raw); err == nil {
+			tm = tm.UTC()
+			a.PublishTime = &tm
+			break
+		}
+	}
+	if a.PublishTime == nil && len(dateTexts) > 0 {
+		problems = append(problems, fmt.Sprintf("publish time %q does not parse", dateTexts[0]))
+	}
+	if a.PublishDate == "" && a.PublishTime != nil {
+		a.PublishDate = a.PublishTime.In(extract.Shanghai).Format("2006-01-02")
+	}
+
+	meta := map[string]any{"raw": attr.Raw}
+	if len(attr.Order) > 0 {
+		meta["labels"] = attr.Order
+	}
+	if len(item.Fields) > 0 {
+		meta["list"] = item.Fields
+	}
+	if item.Abolished {
+		meta["abolished"] = true
+	}
+	if resp.Truncated {
+		meta["head_read_bytes"] = len(resp.Body)
+	}
+	if len(d.Missing) > 0 {
+		meta["selectors_missed"] = d.Missing
+	}
+	a.MetadataJSON = marshal(meta)
+
+	summary := j.site.Access != model.AccessFull
+	switch {
+	case a.Title == "":
+		a.Status, a.StatusReason = model.StatusFailed, "no title: the title selector matched nothing"
+	case !summary && utf8.RuneCountInString(a.ContentText) < MinContentChars:
+		a.Status, a.StatusReason = model.StatusFailed,
+			fmt.Sprintf("body text has %d characters, fewer than %d (body selector missed?)", utf8.RuneCountInString(a.ContentText), MinContentChars)
+	case a.PublishTime == nil && len(dateTexts) > 0:
+		a.Status, a.StatusReason = model.StatusFailed, strings.Join(problems, "; ")
+	default:
+		a.Status = model.StatusReady
+		if len(problems) > 0 {
+			a.StatusReason = strings.Join(problems, "; ")
+		}
+	}
+	if a.PublishTime != nil && a.PublishTime.After(j.c.now().Add(48*time.Hour)) {
+		a.StatusReason = strings.TrimPrefix(a.StatusReason+"; publish time is in the future", "; ")
+	}
+	return a
+}
+
+// attachments downloads the attachments of a full-access article under the
+// fetcher's limits. One already stored for this article under the same URL
+// is kept as it is.
+func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) ([]model.Attachment, error) {
+	have := map[string]model.Attachment{}
+	if existing != nil {
+		for _, a := range existing.Attachments {
+			have[a.URL] = a
+		}
+	}
+	seen := map[string]bool{}
+	var out []model.Attachment
+	for _, ref := range refs {
+		norm, err := extract.NormalizeURL(ref.URL)
+		if err != nil || seen[norm] {
+			continue
+		}
+		seen[norm] = true
+		if a, ok := have[norm]; ok {
+			a.ID = 0
+			out = append(out, a)
+			continue
+		}
+		req := j.request(model.PurposeAttachment, norm)
+		req.MaxBytes = j.c.maxAttachment()
+		resp, err := j.get(ctx, req)
+		if err != nil {
+			if isStop(err) {
+				return nil, err
+			}
+			if fetch.IsRobotsDisallowed(err) {
+				continue
+			}
+			j.fail("attachment %s: %v", norm, err)
+			continue
+		}
+		path, sum, err := j.c.Blobs.Put(resp.Body)
+		if err != nil {
+			return nil, fmt.Errorf("store attachment %s: %w", norm, err)
+		}
+		name := ref.Name
+		if name == "" {
+			name = norm[strings.LastIndexByte(norm, '/')+1:]
+		}
+		out = append(out, model.Attachment{
+			URL: norm, FileName: name, FileExt: ref.Ext, SizeBytes: int64(len(resp.Body)),
+			FilePath: path, FileHash: sum, DownloadedAt: j.c.now().UTC(),
+		})
+	}
+	return out, nil
+}
+
+func (c *Crawler) maxAttachment() int64 {
+	if c.MaxAttachmentBytes > 0 {
+		return c.MaxAttachmentBytes
+	}
+	return 50 << 20
+}

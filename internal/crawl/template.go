@@ -1,0 +1,126 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+
+	"zhizhi/internal/adapter"
+	"zhizhi/internal/config"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+)
+
+// effectiveTemplate is the site template with the target's override merged
+// over it: the override stored in the database (admin targets and YAML
+// targets alike carry it as parser_override_json).
+func (j *job) effectiveTemplate() (*config.Template, error) {
+	sf, err := j.siteFile()
+	if err != nil {
+		return nil, err
+	}
+	var override *config.Template
+	if len(j.target.ParserOverride) > 0 && string(j.target.ParserOverride) != "null" {
+		override = &config.Template{}
+		if err := json.Unmarshal(j.target.ParserOverride, override); err != nil {
+			return nil, fmt.Errorf("parser_override of %s: %w", j.target.TargetCode, err)
+		}
+	}
+	t := sf.Template.Merge(override)
+	if t == nil || t.List.IsZero() || t.Detail.IsZero() {
+		return nil, fmt.Errorf("site %s has no template (config/sites/*.yaml: template.list and template.detail)", j.site.SiteCode)
+	}
+	return t, nil
+}
+
+// runTemplate crawls a template-site target: list pages by next link or URL
+// pattern, each item's detail, stopping at the first page that holds only
+// known, unchanged articles.
+func (j *job) runTemplate(ctx context.Context) error {
+	tmpl, err := j.effectiveTemplate()
+	if err != nil {
+		return err
+	}
+	entry, err := url.Parse(j.target.EntryURL)
+	if err != nil || entry.Host == "" {
+		return fmt.Errorf("entry_url %q is not an absolute URL", j.target.EntryURL)
+	}
+	maxPages := tmpl.List.MaxPages
+	if maxPages <= 0 {
+		maxPages = j.c.maxListPages()
+	}
+	parse := func(body []byte, u *url.URL) (*adapter.Detail, error) {
+		return adapter.ParseDetail(body, u, tmpl.Detail)
+	}
+	pageURL := entry.String()
+	seen := map[string]bool{}
+	for n := 0; n < maxPages && pageURL != "" && !seen[pageURL]; n++ {
+		seen[pageURL] = true
+		resp, err := j.get(ctx, j.request(model.PurposeList, pageURL))
+		if err != nil {
+			if n > 0 && resp != nil && resp.Status == 404 {
+				return nil // pattern pagination ran past the last page
+			}
+			if fetch.IsRobotsDisallowed(err) && n == 0 {
+				return fmt.Errorf("entry page refused: %w", err)
+			}
+			return fmt.Errorf("list page %d (%s): %w", n+1, pageURL, err)
+		}
+		j.res.Pages++
+		j.c.emit(Event{Target: j.target.TargetCode, Kind: "page", Bytes: resp.WireBytes})
+		var body []byte
+		if tmpl.List.Format == config.ListJSON {
+			body, _, err = resp.Text()
+		} else {
+			body, _, err = resp.HTML()
+		}
+		if err != nil {
+			return fmt.Errorf("list page %s: decode: %w", pageURL, err)
+		}
+		page, err := adapter.ParseList(body, mustParse(resp.URL), tmpl.List)
+		if err != nil {
+			return fmt.Errorf("list page %s: %w", pageURL, err)
+		}
+		if len(page.Items) == 0 {
+			if n == 0 {
+				return fmt.Errorf("list page %s: the item selector %q matched nothing (has the list page changed shape?)", pageURL, listSelector(tmpl.List))
+			}
+			return nil
+		}
+		allKnown := true
+		for _, item := range page.Items {
+			unchanged, err := j.processItem(ctx, item, parse)
+			if err != nil {
+				return err
+			}
+			allKnown = allKnown && unchanged
+		}
+		if allKnown {
+			return nil // incremental stop: nothing new beyond this page
+		}
+		switch {
+		case page.Next != "":
+			pageURL = page.Next
+		case tmpl.List.PageURL != "":
+			pageURL, _ = adapter.PageURL(entry, tmpl.List, n+1)
+		default:
+			pageURL = ""
+		}
+	}
+	return nil
+}
+
+func listSelector(l config.ListTemplate) string {
+	if l.Format == config.ListJSON {
+		return l.Items
+	}
+	return l.Item
+}
+
+func (c *Crawler) maxListPages() int {
+	if c.MaxListPages > 0 {
+		return c.MaxListPages
+	}
+	return 50
+}
