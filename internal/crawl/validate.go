@@ -1,0 +1,204 @@
+package crawl
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"zhizhi/internal/adapter"
+	"zhizhi/internal/config"
+	"zhizhi/internal/extract"
+	"zhizhi/internal/model"
+)
+
+// Validation is the dry-run report of seed 004 §8.2: does the template
+// really read this column? Nothing is stored.
+type Validation struct {
+	Site           string            `json:"site"`
+	Entry          string            `json:"entry_url"`
+	Sample         string            `json:"sample_url"`
+	ListItems      int               `json:"list_items"`
+	ListFirst      []string          `json:"list_first,omitempty"` // a few item titles
+	NextPage       string            `json:"next_page,omitempty"`
+	Title          string            `json:"title"`
+	PublishTime    string            `json:"publish_time,omitempty"`
+	ContentChars   int               `json:"content_chars"`
+	ContentHead    string            `json:"content_head,omitempty"`
+	Attributes     map[string]string `json:"attributes"`
+	Canonical      map[string]string `json:"canonical"`
+	Attachments    []string          `json:"attachments,omitempty"`
+	SelectorsMiss  []string          `json:"selectors_missed,omitempty"`
+	Problems       []string          `json:"problems,omitempty"`
+	Green          bool              `json:"green"`
+	FetchStrategy  string            `json:"fetch_strategy,omitempty"`
+	SampleFromList bool              `json:"sample_from_list,omitempty"`
+}
+
+// Validate fetches the entry (list) page and one sample article politely and
+// reports what the site's parser finds. It is green only when the list
+// selectors hit, the title is non-empty and the body has at least
+// MinContentChars characters. sample may be empty: the first list item is
+// used.
+func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.Target, entry, sample string) (*Validation, error) {
+	v := &Validation{Site: site.SiteCode, Entry: entry, Sample: sample, Attributes: map[string]string{}, Canonical: map[string]string{}}
+	j := &job{c: c, site: site, res: &Result{}}
+	if target != nil {
+		j.target = *target
+	}
+	var (
+		items  []adapter.ListItem
+		parse  detailParser
+		listOK bool
+	)
+	if site.CMSAdapter != "" {
+		a := c.Bundle.CMS[site.CMSAdapter]
+		if a == nil {
+			return nil, fmt.Errorf("adapter %q is not configured", site.CMSAdapter)
+		}
+		parse = func(b []byte, u *url.URL) (*adapter.Detail, error) {
+			return adapter.ParseDetail(b, u, a.Detail.DetailTemplate)
+		}
+		if target != nil && target.SiteDepartmentID != nil && target.ColumnID != "" {
+			got, err := j.gkmlptFirstPage(ctx, a)
+			if err != nil {
+				v.Problems = append(v.Problems, err.Error())
+			} else {
+				items, listOK = got, len(got) > 0
+			}
+		} else {
+			v.Problems = append(v.Problems, "a gkmlpt site is validated per target: use --target CODE")
+		}
+	} else {
+		tmpl, err := j.effectiveTemplate()
+		if err != nil {
+			return nil, err
+		}
+		parse = func(b []byte, u *url.URL) (*adapter.Detail, error) { return adapter.ParseDetail(b, u, tmpl.Detail) }
+		if entry != "" {
+			resp, err := j.get(ctx, j.request(model.PurposeProbe, entry))
+			if err != nil {
+				v.Problems = append(v.Problems, "list page: "+err.Error())
+			} else {
+				var body []byte
+				if tmpl.List.Format == config.ListJSON {
+					body, _, err = resp.Text()
+				} else {
+					body, _, err = resp.HTML()
+				}
+				if err == nil {
+					var page adapter.ListPage
+					page, err = adapter.ParseList(body, mustParse(resp.URL), tmpl.List)
+					items, v.NextPage = page.Items, page.Next
+				}
+				if err != nil {
+					v.Problems = append(v.Problems, "list page: "+err.Error())
+				}
+				listOK = len(items) > 0
+				if !listOK && err == nil {
+					v.Problems = append(v.Problems, fmt.Sprintf("list page: the item selector %q matched nothing", listSelector(tmpl.List)))
+				}
+			}
+		}
+	}
+	v.ListItems = len(items)
+	for i, it := range items {
+		if i == 3 {
+			break
+		}
+		v.ListFirst = append(v.ListFirst, it.Title)
+	}
+	if sample == "" && len(items) > 0 {
+		sample, v.SampleFromList = items[0].URL, true
+		v.Sample = sample
+	}
+	if sample == "" {
+		v.Problems = append(v.Problems, "no sample article: give --sample URL")
+		return v, nil
+	}
+	resp, err := j.get(ctx, j.request(model.PurposeProbe, sample))
+	if err != nil {
+		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		return v, nil
+	}
+	v.FetchStrategy = resp.Tier
+	html, _, err := resp.HTML()
+	if err != nil {
+		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		return v, nil
+	}
+	d, err := parse(html, mustParse(resp.URL))
+	if err != nil {
+		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		return v, nil
+	}
+	v.Title = d.Title
+	if d.PublishTime != nil {
+		v.PublishTime = d.PublishTime.Format("2006-01-02T15:04:05Z07:00")
+	}
+	v.ContentChars = utf8.RuneCountInString(d.Text)
+	v.ContentHead = truncateRunes(d.Text, 80)
+	if d.Attributes != nil {
+		v.Attributes = d.Attributes.Raw
+		v.Canonical = d.Attributes.Canonical
+	}
+	for _, a := range d.Attachments {
+		v.Attachments = append(v.Attachments, a.URL)
+	}
+	v.SelectorsMiss = d.Missing
+	if v.Title == "" {
+		v.Problems = append(v.Problems, "the title selector found no title")
+	}
+	if v.ContentChars < MinContentChars {
+		v.Problems = append(v.Problems, fmt.Sprintf("the body has %d characters, fewer than %d", v.ContentChars, MinContentChars))
+	}
+	v.Green = (listOK || entry == "") && v.Title != "" && v.ContentChars >= MinContentChars
+	if entry == "" && site.CMSAdapter == "" {
+		v.Green = false
+		v.Problems = append(v.Problems, "no entry URL: the list selectors were not checked")
+	}
+	return v, nil
+}
+
+// gkmlptFirstPage reads the index and the first list API page of the
+// job's target.
+func (j *job) gkmlptFirstPage(ctx context.Context, a *config.Adapter) ([]adapter.ListItem, error) {
+	dept, err := j.c.Store.SiteDepartmentByID(ctx, *j.target.SiteDepartmentID)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := j.gkmlptIndex(ctx, a, dept)
+	if err != nil {
+		return nil, err
+	}
+	u := config.ExpandURL(a.List.URL, map[string]string{
+		"base_url": strings.TrimRight(j.site.BaseURL, "/"), "dept_path": dept.DeptPath,
+		"column_id": j.target.ColumnID, "sid": idx.SID, "page": fmt.Sprint(a.List.FirstPage),
+	})
+	resp, err := j.get(ctx, j.request(model.PurposeProbe, u))
+	if err != nil {
+		return nil, fmt.Errorf("list API: %w", err)
+	}
+	body, _, err := resp.Text()
+	if err != nil {
+		return nil, err
+	}
+	lp, _, err := adapter.ParseGkmlptList(body, mustParse(resp.URL), a.List)
+	if err != nil {
+		return nil, err
+	}
+	if len(lp.Items) == 0 {
+		return nil, fmt.Errorf("list API: column %s returned no articles", j.target.ColumnID)
+	}
+	return lp.Items, nil
+}
+
+func truncateRunes(s string, n int) string {
+	s = extract.CleanText(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
