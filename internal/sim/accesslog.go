@@ -1,0 +1,129 @@
+package sim
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Access is one request as the site saw it. Tests use the log to prove
+// politeness from the site's side.
+type Access struct {
+	Host      string    `json:"host"`
+	Method    string    `json:"method"`
+	Path      string    `json:"path"` // path and query as requested
+	Status    int       `json:"status"`
+	Bytes     int64     `json:"bytes"` // body bytes written (after compression)
+	UserAgent string    `json:"user_agent"`
+	Arrived   time.Time `json:"arrived"`  // wall time
+	Finished  time.Time `json:"finished"` // wall time
+	// InFlightAtArrival counts the OTHER requests in flight at this host when
+	// this one arrived: 0 is the polite value.
+	InFlightAtArrival int    `json:"in_flight_at_arrival"`
+	Cookie            bool   `json:"cookie"`  // the request carried a Cookie header
+	Cleared           bool   `json:"cleared"` // it carried a valid clearance cookie
+	Fault             string `json:"fault,omitempty"`
+}
+
+// logWriter records status and body bytes of a response.
+type logWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+	// slowBPS, when set, throttles the body (the "slow" fault).
+	slowBPS int
+	done    <-chan struct{}
+	ctxDone <-chan struct{}
+}
+
+func (lw *logWriter) WriteHeader(code int) {
+	if lw.status == 0 {
+		lw.status = code
+	}
+	lw.ResponseWriter.WriteHeader(code)
+}
+
+func (lw *logWriter) Write(p []byte) (int, error) {
+	if lw.status == 0 {
+		lw.status = http.StatusOK
+	}
+	if lw.slowBPS > 0 {
+		return lw.writeSlow(p)
+	}
+	n, err := lw.ResponseWriter.Write(p)
+	lw.bytes += int64(n)
+	return n, err
+}
+
+// writeSlow trickles p out at slowBPS bytes per second in tenth-second chunks.
+func (lw *logWriter) writeSlow(p []byte) (int, error) {
+	chunk := max(1, lw.slowBPS/10)
+	written := 0
+	for len(p) > 0 {
+		n := min(chunk, len(p))
+		m, err := lw.ResponseWriter.Write(p[:n])
+		lw.bytes += int64(m)
+		written += m
+		if err != nil {
+			return written, err
+		}
+		if f, ok := lw.ResponseWriter.(http.Flusher); ok {
+			f.Flush()
+		}
+		p = p[n:]
+		if len(p) == 0 {
+			break
+		}
+		select {
+		case <-time.After(100 * time.Millisecond):
+		case <-lw.done:
+			return written, http.ErrHandlerTimeout
+		case <-lw.ctxDone:
+			return written, http.ErrHandlerTimeout
+		}
+	}
+	return written, nil
+}
+
+func (lw *logWriter) Flush() {
+	if f, ok := lw.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *World) record(a Access) {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	w.logs[a.Host] = append(w.logs[a.Host], a)
+}
+
+// AccessLog returns the requests host has received, in arrival order.
+func (w *World) AccessLog(host string) []Access {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	out := append([]Access(nil), w.logs[host]...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Arrived.Before(out[j].Arrived) })
+	return out
+}
+
+// AllAccess returns every site's requests in arrival order.
+func (w *World) AllAccess() []Access {
+	w.logMu.Lock()
+	var out []Access
+	for _, h := range w.siteHosts() {
+		out = append(out, w.logs[h]...)
+	}
+	w.logMu.Unlock()
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Arrived.Before(out[j].Arrived) })
+	return out
+}
+
+// ResetLog forgets every recorded request.
+func (w *World) ResetLog() {
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	w.logs = map[string][]Access{}
+}
+
+func hasCookie(r *http.Request) bool { return strings.TrimSpace(r.Header.Get("Cookie")) != "" }
