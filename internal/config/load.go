@@ -148,12 +148,16 @@ func (b *Bundle) crossCheck(r *reporter) {
 		}
 	}
 	targetCodes := map[string]Pos{}
+	targetDepts := map[string]*Dept{}
 	for _, s := range b.Sites {
 		for _, t := range s.Targets() {
 			if t.TargetCode == "" {
 				continue
 			}
 			if first, dup := targetCodes[t.TargetCode]; dup {
+				if t.Dept != nil && t.Column.TargetCode == "" && targetDepts[t.TargetCode] == t.Dept {
+					continue // the repeated column_id is reported already
+				}
 				what := "duplicate target_code %q"
 				if t.Column != nil && t.Column.TargetCode == "" {
 					what = "duplicate target_code %q (derived from <site_code>_<dept_path>_<column_id>)"
@@ -162,6 +166,7 @@ func (b *Bundle) crossCheck(r *reporter) {
 				continue
 			}
 			targetCodes[t.TargetCode] = t.Pos
+			targetDepts[t.TargetCode] = t.Dept
 			if t.Column != nil && t.Column.TargetCode == "" && !targetCodeRe.MatchString(t.TargetCode) {
 				r.errorf(t.Pos, "set target_code on the column explicitly", "derived target_code %q is not a valid code", t.TargetCode)
 			}

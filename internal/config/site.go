@@ -269,6 +269,9 @@ func (r *reporter) readDept(file string, n *yaml.Node, what string) *Dept {
 		}
 		d.Columns = append(d.Columns, c)
 	}
+	if m.has("columns") && len(d.Columns) == 0 {
+		r.warnf(m.keyPos("columns"), "add a column, or remove the dept", "%s has an empty columns list, so nothing will be crawled there", m.what)
+	}
 	return d
 }
 
@@ -277,11 +280,13 @@ func (r *reporter) readDept(file string, n *yaml.Node, what string) *Dept {
 // local_dept_id is given if and only if the binding is mapped.
 func (r *reporter) readBinding(m *mapping) (string, *int64) {
 	binding := m.str("dept_binding", true, strings.Join(fileBindings, " | "))
+	valid := true
 	if binding == model.BindingPending {
 		r.errorf(m.valPos("dept_binding"), "choose mapped (with local_dept_id), city_level, cross_dept or external_ref",
 			"dept_binding pending is a runtime state and cannot be written in a file")
+		valid = false
 	} else {
-		m.oneOf("dept_binding", binding, fileBindings)
+		valid = m.oneOf("dept_binding", binding, fileBindings)
 	}
 	var id *int64
 	if m.has("local_dept_id") {
@@ -297,7 +302,7 @@ func (r *reporter) readBinding(m *mapping) (string, *int64) {
 	case binding == model.BindingMapped && !m.has("local_dept_id"):
 		r.errorf(m.keyPos("dept_binding"), "add `local_dept_id: <dept_id>` from config/departments.csv",
 			"dept_binding mapped needs local_dept_id")
-	case binding != "" && binding != model.BindingMapped && m.has("local_dept_id"):
+	case valid && binding != "" && binding != model.BindingMapped && m.has("local_dept_id"):
 		r.errorf(m.keyPos("local_dept_id"), "remove local_dept_id, or set dept_binding: mapped",
 			"local_dept_id is set but dept_binding is %s", binding)
 		id = nil
@@ -405,11 +410,11 @@ func (r *reporter) checkAbsURL(m *mapping, key, raw string) *url.URL {
 	case err != nil:
 		r.errorf(m.valPos(key), "write a full URL such as https://www.example.gov.test/path/", "%s %q is not a URL: %v", key, raw, err)
 		return nil
+	case u.Scheme != "" && u.Scheme != "http" && u.Scheme != "https":
+		r.errorf(m.valPos(key), "use an http:// or https:// URL", "%s %q uses scheme %s", key, raw, u.Scheme)
+		return nil
 	case u.Scheme == "" || u.Host == "":
 		r.errorf(m.valPos(key), "write the full URL with http:// or https:// and the host", "%s %q is relative", key, raw)
-		return nil
-	case u.Scheme != "http" && u.Scheme != "https":
-		r.errorf(m.valPos(key), "use an http:// or https:// URL", "%s %q uses scheme %s", key, raw, u.Scheme)
 		return nil
 	}
 	return u

@@ -74,11 +74,14 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 		var keep []string
 		for _, s := range b.Sites {
 			site := b.SiteModel(s)
+			if old := known.sites[s.SiteCode]; old != nil {
+				site.CreatedAt, site.UpdatedAt = old.CreatedAt, old.UpdatedAt
+			}
 			siteID, changed, err := tx.UpsertSite(ctx, site)
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.Path, err)
 			}
-			count(&rep.Sites, changed, known.sites[s.SiteCode])
+			count(&rep.Sites, changed, known.sites[s.SiteCode] != nil)
 
 			deptIDs := map[*Dept]int64{}
 			for _, d := range s.Depts {
@@ -95,6 +98,9 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 			for _, t := range s.Targets() {
 				tm := t.Model()
 				tm.SiteID = siteID
+				if old := known.targets[t.TargetCode]; old != nil {
+					tm.CreatedAt, tm.UpdatedAt = old.CreatedAt, old.UpdatedAt
+				}
 				if t.Dept != nil {
 					id := deptIDs[t.Dept]
 					tm.SiteDepartmentID = &id
@@ -103,7 +109,7 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 				if err != nil {
 					return fmt.Errorf("%s: target %s: %w", t.Pos, t.TargetCode, err)
 				}
-				count(&rep.Targets, changed, known.targets[t.TargetCode])
+				count(&rep.Targets, changed, known.targets[t.TargetCode] != nil)
 				keep = append(keep, t.TargetCode)
 			}
 		}
@@ -132,20 +138,24 @@ func count(c *SyncCounts, changed, existed bool) {
 	}
 }
 
+// existingRows is what the database held before the sync: it tells created
+// from updated in the report. The stored timestamps are also passed along
+// with each row because the store's sameSite/sameTarget currently compare
+// timestamps too; without them every unchanged row would be rewritten.
 type existingRows struct {
-	sites   map[string]bool // site_code
-	depts   map[string]bool // site_code + NUL + dept_path
-	targets map[string]bool // target_code
+	sites   map[string]*model.Site   // by site_code
+	depts   map[string]bool          // site_code + NUL + dept_path
+	targets map[string]*model.Target // by target_code
 }
 
 func existing(ctx context.Context, st *store.Store) (existingRows, error) {
-	ex := existingRows{sites: map[string]bool{}, depts: map[string]bool{}, targets: map[string]bool{}}
+	ex := existingRows{sites: map[string]*model.Site{}, depts: map[string]bool{}, targets: map[string]*model.Target{}}
 	sites, err := st.ListSites(ctx)
 	if err != nil {
 		return ex, err
 	}
-	for _, s := range sites {
-		ex.sites[s.SiteCode] = true
+	for i, s := range sites {
+		ex.sites[s.SiteCode] = &sites[i]
 		if s.CMSAdapter == "" {
 			continue
 		}
@@ -161,8 +171,8 @@ func existing(ctx context.Context, st *store.Store) (existingRows, error) {
 	if err != nil {
 		return ex, err
 	}
-	for _, t := range targets {
-		ex.targets[t.TargetCode] = true
+	for i, t := range targets {
+		ex.targets[t.TargetCode] = &targets[i]
 	}
 	return ex, nil
 }
