@@ -28,6 +28,8 @@ func newFixture(t *testing.T, s *store.Store) fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := fixture{dept: 37, now: time.Date(2026, 4, 23, 1, 2, 3, 0, time.UTC)}
+	// Every write from here on is one second after the previous one.
+	s.Now = steppingClock(f.now)
 	if _, _, err := s.ImportDepartments(ctx, []model.Department{{DeptID: 37, DeptName: "清远市发展和改革局", State: 1}}); err != nil {
 		t.Fatalf("import departments: %v", err)
 	}

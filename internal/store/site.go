@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"time"
 
 	"zhizhi/internal/model"
 )
@@ -77,7 +78,7 @@ func (t *Tx) UpsertSite(ctx context.Context, s *model.Site) (id int64, changed b
 // sameSite compares the stored columns, JSON by meaning.
 func sameSite(a, b *model.Site) bool {
 	x, y := *a, *b
-	x.CreatedAt, x.UpdatedAt, y.CreatedAt, y.UpdatedAt = y.CreatedAt, y.UpdatedAt, x.CreatedAt, x.UpdatedAt
+	x.CreatedAt, x.UpdatedAt, y.CreatedAt, y.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	x.AdapterParams = json.RawMessage(canonicalJSON(x.AdapterParams))
 	y.AdapterParams = json.RawMessage(canonicalJSON(y.AdapterParams))
 	return reflect.DeepEqual(x, y)

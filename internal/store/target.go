@@ -133,7 +133,7 @@ func (t *Tx) deriveTargetDept(ctx context.Context, tg *model.Target) error {
 
 func sameTarget(a, b *model.Target) bool {
 	x, y := *a, *b
-	x.CreatedAt, x.UpdatedAt, y.CreatedAt, y.UpdatedAt = y.CreatedAt, y.UpdatedAt, x.CreatedAt, x.UpdatedAt
+	x.CreatedAt, x.UpdatedAt, y.CreatedAt, y.UpdatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	x.ParserOverride = json.RawMessage(canonicalJSON(x.ParserOverride))
 	y.ParserOverride = json.RawMessage(canonicalJSON(y.ParserOverride))
 	return reflect.DeepEqual(x, y)
