@@ -1,0 +1,178 @@
+package store_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"zhizhi/internal/store"
+)
+
+// freeLoopbackPort returns a loopback port nothing listens on.
+func freeLoopbackPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// TestOpenErrors: each bad setting is one readable message that names the
+// setting and what to do, and never the password.
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	addr := freeLoopbackPort(t)
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		dsn     string
+		dataDir string
+		want    []string
+	}{
+		{"unreachable PostgreSQL", "postgres://zhizhi:s3cret-pw@" + addr + "/zhizhi?sslmode=disable", t.TempDir(),
+			[]string{"open database: cannot reach PostgreSQL at " + addr, "ZHIZHI_DATABASE_URL", "connection refused", "start the server"}},
+		{"malformed PostgreSQL URL", "postgres://zhizhi:s3cret-pw@127.0.0.1:notaport/db", t.TempDir(),
+			[]string{"ZHIZHI_DATABASE_URL is not a valid PostgreSQL URL"}},
+		{"unknown scheme", "mysql://root@127.0.0.1/zhizhi", t.TempDir(),
+			[]string{"ZHIZHI_DATABASE_URL", `unsupported scheme "mysql"`}},
+		{"data dir under a file", "sqlite://" + filepath.Join(t.TempDir(), "z.db"), filepath.Join(notADir, "data"),
+			[]string{"cannot create data directory", "ZHIZHI_DATA_DIR"}},
+		{"sqlite file under a file", "sqlite://" + filepath.Join(notADir, "z.db"), t.TempDir(),
+			[]string{"SQLite", "ZHIZHI_DATABASE_URL"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := store.Open(ctx, tt.dsn, tt.dataDir)
+			if err == nil {
+				s.Close()
+				t.Fatal("Open succeeded")
+			}
+			msg := err.Error()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "s3cret-pw") {
+				t.Errorf("message %q shows the password", msg)
+			}
+			if strings.Count(msg, "\n") > 0 {
+				t.Errorf("message spans lines: %q", msg)
+			}
+		})
+	}
+}
+
+// TestOpenReadOnlyDataDir: a data directory we may not write to is refused
+// at start. Root writes anywhere, so the test needs an ordinary user.
+func TestOpenReadOnlyDataDir(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("running as root: permissions do not stop root (the under-a-file case in TestOpenErrors covers the path)")
+	}
+	dir := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "z.db"), dir)
+	if err == nil || !strings.Contains(err.Error(), "data directory "+dir+" is not writable") || !strings.Contains(err.Error(), "ZHIZHI_DATA_DIR") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestOpenSQLiteForms: the DSN forms the CLI produces all open, create the
+// missing directories and report the dialect.
+func TestOpenSQLiteForms(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, dsn := range []string{
+		"sqlite://" + filepath.Join(dir, "abs", "z.db"), // sqlite:///abs/…
+		"sqlite://rel/z.db",
+		filepath.Join(dir, "bare", "z.db"),
+	} {
+		s, err := store.Open(ctx, dsn, filepath.Join(dir, "data"))
+		if err != nil {
+			t.Fatalf("%s: %v", dsn, err)
+		}
+		if s.Dialect() != store.DialectSQLite {
+			t.Errorf("%s: dialect %s", dsn, s.Dialect())
+		}
+		var fk, timeout int
+		var mode string
+		db := s.DB()
+		db.QueryRowContext(ctx, "PRAGMA foreign_keys").Scan(&fk)
+		db.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&timeout)
+		db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode)
+		if fk != 1 || timeout != 5000 || mode != "wal" {
+			t.Errorf("%s: foreign_keys=%d busy_timeout=%d journal_mode=%s", dsn, fk, timeout, mode)
+		}
+		if v, err := s.SchemaVersion(ctx); err != nil || v < 1 {
+			t.Errorf("%s: schema version %d, %v", dsn, v, err)
+		}
+		s.Close()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rel", "z.db")); err != nil {
+		t.Errorf("relative sqlite path not under the working directory: %v", err)
+	}
+}
+
+// TestBlobsWriteOnce: the same bytes give the same path and are stored
+// once; a stored blob is never rewritten; paths outside blobs/ are refused.
+func TestBlobsWriteOnce(t *testing.T) {
+	b := store.Blobs{Dir: t.TempDir()}
+	data := []byte("<html>通知</html>")
+	p1, sum, err := b.Put(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "blobs/" + sum[:2] + "/" + sum[2:4] + "/" + sum
+	if p1 != want || sum != store.URLHash(string(data)) {
+		t.Fatalf("Put = %s %s, want %s", p1, sum, want)
+	}
+	full := filepath.Join(b.Dir, filepath.FromSlash(p1))
+	before, err := os.Stat(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, _, err := b.Put(data)
+	if err != nil || p2 != p1 {
+		t.Fatalf("second Put = %s, %v", p2, err)
+	}
+	after, _ := os.Stat(full)
+	if !after.ModTime().Equal(before.ModTime()) || after.Mode() != before.Mode() {
+		t.Fatalf("second Put rewrote the blob")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(full))
+	if len(entries) != 1 {
+		t.Fatalf("%d files in the blob directory, want 1 (no temp files left)", len(entries))
+	}
+	r, err := b.Open(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(r)
+	r.Close()
+	if !bytes.Equal(got, data) {
+		t.Fatalf("Open read %q", got)
+	}
+	for _, bad := range []string{"../etc/passwd", "blobs/../../x", "/etc/passwd"} {
+		if _, err := b.Open(bad); err == nil {
+			t.Errorf("Open(%q) succeeded", bad)
+		}
+	}
+	if _, err := b.Open("blobs/00/00/0000"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing blob: err = %v", err)
+	}
+}
