@@ -258,7 +258,7 @@ func makeBody(r *rand.Rand, kind, topic string, a *article) []block {
 	}
 	if kind == "stats" {
 		p(fmt.Sprintf("%d年，面对复杂严峻的外部环境，全市上下坚持稳中求进工作总基调，经济运行总体平稳、稳中有进。", a.Published.In(shanghai).Year()-1))
-		for range 3 + r.IntN(6) {
+		for i := 0; i < 3+r.IntN(6) || utf8.RuneCountInString(blocksText(bs)) < 300; i++ {
 			p(statsLine(r, pick(r, statsSentences)))
 		}
 		bs = append(bs, statsTable(r))
