@@ -134,10 +134,10 @@ func TestLintSnippets(t *testing.T) {
 	const head = "site_code: s1\nsite_name: S\nbase_url: https://a.gov.test\nsite_role: county_local\n"
 	const tmpl = "template:\n  list: {item: li, link: \"a@href\"}\n  detail: {title: h1, body: div}\n"
 	tests := []struct {
-		name  string
-		site  string
-		want  string // substring of the one expected error; "" means clean
-		line  int
+		name string
+		site string
+		want string // substring of the one expected error; "" means clean
+		line int
 	}{
 		{"clean template site", head + tmpl + "targets:\n  - {target_code: t1, target_name: T, entry_url: https://a.gov.test/x/, dept_binding: city_level}\n", "", 0},
 		{"schedule_cron by hand", head + tmpl + "targets:\n  - {target_code: t1, target_name: T, entry_url: https://a.gov.test/x/, dept_binding: city_level, schedule_cron: \"0 1 * * *\"}\n", "schedule_cron is written by hand", 9},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -215,7 +216,7 @@ func checkDepartmentsExist(ctx context.Context, tx *store.Tx, b *Bundle) error {
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%d department binding(s) name unknown departments — import them first with `zhizhi dept import %s`, nothing was written:\n%s",
-			len(missing), b.Dir+"/"+DepartmentsFile, strings.Join(missing, "\n"))
+			len(missing), filepath.Join(b.Dir, DepartmentsFile), strings.Join(missing, "\n"))
 	}
 	return nil
 }
