@@ -55,11 +55,10 @@ func Postgres(t testing.TB) *store.Store {
 	t.Helper()
 	base := os.Getenv(PGURLEnv)
 	if base == "" {
-		msg := "POSTGRESQL TESTS SKIPPED: " + PGURLEnv + " is not set; run make test"
 		if os.Getenv("CI") == "true" {
-			t.Fatal(msg + " (CI=true: PostgreSQL tests must run)")
+			t.Fatal("POSTGRESQL TESTS CANNOT RUN: " + PGURLEnv + " is not set and CI=true requires them; run make test")
 		}
-		t.Skip(msg)
+		t.Skip("POSTGRESQL TESTS SKIPPED: " + PGURLEnv + " is not set; run make test")
 	}
 	u, err := url.Parse(base)
 	if err != nil {
