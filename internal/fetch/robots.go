@@ -60,6 +60,21 @@ type RobotsRule struct {
 	Pattern string // normalised: canonical percent-encoding, leading '/'
 	Text    string // the line as written, comment and surrounding space removed
 	Line    int
+
+	// The pattern split at '*' with its '$' anchor, prepared once so that
+	// matching allocates nothing.
+	segs     []string
+	anchored bool
+}
+
+func newRobotsRule(allow bool, pattern, text string, line int) RobotsRule {
+	r := RobotsRule{Allow: allow, Pattern: pattern, Text: text, Line: line}
+	p := pattern
+	if strings.HasSuffix(p, "$") {
+		p, r.anchored = p[:len(p)-1], true
+	}
+	r.segs = strings.Split(p, "*")
+	return r
 }
 
 // Robots holds the rules of one robots.txt that apply to one agent. The zero
@@ -214,12 +229,7 @@ func ParseRobots(body []byte, agent string) *Robots {
 				// one added is the polite reading of a sloppy file.
 				p = "/" + p
 			}
-			cur.rules = append(cur.rules, RobotsRule{
-				Allow:   key == "allow",
-				Pattern: normalizePath(p),
-				Text:    text,
-				Line:    lineNo,
-			})
+			cur.rules = append(cur.rules, newRobotsRule(key == "allow", normalizePath(p), text, lineNo))
 		case "crawl-delay", "crawldelay", "crawl delay":
 			inAgents = false
 			if cur == nil {
@@ -290,15 +300,15 @@ func (r *Robots) Decide(path string) Decision {
 		return *r.fixed
 	}
 	best := -1
-	for i, rule := range r.Rules {
-		if !matchPattern(rule.Pattern, norm) {
+	for i := range r.Rules {
+		if !r.Rules[i].matches(norm) {
 			continue
 		}
 		if best < 0 {
 			best = i
 			continue
 		}
-		b := r.Rules[best]
+		rule, b := r.Rules[i], r.Rules[best]
 		if len(rule.Pattern) > len(b.Pattern) || len(rule.Pattern) == len(b.Pattern) && rule.Allow && !b.Allow {
 			best = i
 		}
@@ -319,16 +329,18 @@ func (r *Robots) DecideURL(u *url.URL) Decision {
 	return r.Decide(p)
 }
 
-// matchPattern reports whether pattern (normalised, with '*' wildcards and an
+// matches reports whether the rule's pattern (normalised, with '*' wildcards and an
 // optional trailing '$' anchor) matches a prefix of path (or all of it when
 // anchored). Leftmost greedy placement of each literal segment is enough:
 // placing a segment earlier never prevents a later one from matching.
-func matchPattern(pattern, path string) bool {
-	anchored := strings.HasSuffix(pattern, "$")
-	if anchored {
-		pattern = pattern[:len(pattern)-1]
+func (r RobotsRule) matches(path string) bool {
+	segs, anchored := r.segs, r.anchored
+	if segs == nil {
+		// A rule built by hand rather than parsed; Robots may be shared
+		// between goroutines, so prepare a copy instead of caching.
+		tmp := newRobotsRule(r.Allow, r.Pattern, r.Text, r.Line)
+		segs, anchored = tmp.segs, tmp.anchored
 	}
-	segs := strings.Split(pattern, "*")
 	if !strings.HasPrefix(path, segs[0]) {
 		return false
 	}

@@ -1,0 +1,206 @@
+package fetch
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Default politeness (seed 000 §4.2, DESIGN §5).
+const (
+	DefaultBurst       = 3
+	DefaultInterval    = 2 * time.Second // one token per interval
+	DefaultMaxPerHost  = 1
+	DefaultMaxInFlight = 4
+)
+
+// HostPolicy is what configuration and robots.txt say about one host.
+type HostPolicy struct {
+	// Interval is the site's own spacing (config rate.interval_sec). It
+	// can only make things stricter, unless Owned.
+	Interval time.Duration
+	// CrawlDelay from robots.txt; honoured when stricter.
+	CrawlDelay time.Duration
+	// Owned hosts (the simulated web in benchmarks) may use an Interval
+	// and Burst looser than the defaults.
+	Owned bool
+	Burst int
+}
+
+// effective returns the bucket a host gets. A stricter interval (site or
+// Crawl-delay) turns the bucket into plain spacing (burst 1): a site that
+// asks for N seconds between requests means between every two requests.
+func (p HostPolicy) effective() (burst int, interval time.Duration) {
+	burst, interval = DefaultBurst, DefaultInterval
+	if p.Owned {
+		if p.Interval > 0 {
+			interval = p.Interval
+		}
+		if p.Burst > 0 {
+			burst = p.Burst
+		}
+	} else if p.Interval > interval {
+		burst, interval = 1, p.Interval
+	}
+	if p.CrawlDelay > interval {
+		burst, interval = 1, p.CrawlDelay
+	}
+	return burst, interval
+}
+
+// Limiter spaces requests per host with a token bucket (burst 3, one token
+// per 2 s by default), keeps at most one request in flight per host and at
+// most four overall, and holds a host back until a given time (backoff,
+// Retry-After). All time comes from the injected Clock.
+//
+// The bucket is kept as a theoretical arrival time (GCRA): the next token
+// is due at tat; a request at now may go if tat - now ≤ (burst-1)·interval.
+// That is the same bucket as T(t) = min(b, T(t₀) + r·(t − t₀)), but in exact
+// durations rather than fractional tokens.
+type Limiter struct {
+	clock       Clock
+	maxPerHost  int
+	maxInFlight int
+
+	mu       sync.Mutex
+	hosts    map[string]*hostSlot
+	inFlight int
+	released chan struct{} // closed and replaced at every release
+}
+
+type hostSlot struct {
+	policy    HostPolicy
+	tat       time.Time // theoretical arrival time of the next token
+	notBefore time.Time
+	last      time.Time // start of the last request
+	inFlight  int
+}
+
+// NewLimiter returns a Limiter with the default caps.
+func NewLimiter(clock Clock) *Limiter {
+	return &Limiter{
+		clock:       clock,
+		maxPerHost:  DefaultMaxPerHost,
+		maxInFlight: DefaultMaxInFlight,
+		hosts:       map[string]*hostSlot{},
+		released:    make(chan struct{}),
+	}
+}
+
+func (l *Limiter) slot(host string) *hostSlot {
+	s := l.hosts[host]
+	if s == nil {
+		s = &hostSlot{}
+		l.hosts[host] = s
+	}
+	return s
+}
+
+// SetPolicy sets a host's policy. A tightened policy (a new robots.txt
+// Crawl-delay) applies to the very next request.
+func (l *Limiter) SetPolicy(host string, p HostPolicy) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.slot(host).policy = p
+}
+
+// NotBefore holds every request to host until t (backoff, Retry-After).
+// An earlier t than one already set does not shorten the hold.
+func (l *Limiter) NotBefore(host string, t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.slot(host)
+	if t.After(s.notBefore) {
+		s.notBefore = t
+	}
+}
+
+// Drain empties a host's bucket, as when a worker takes over a host lease
+// (DESIGN §9): the newcomer cannot know what the last holder spent.
+func (l *Limiter) Drain(host string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.slot(host)
+	burst, interval := s.policy.effective()
+	now := l.clock.Now()
+	if full := now.Add(time.Duration(burst) * interval); s.tat.Before(full) {
+		s.tat = full
+	}
+}
+
+// Acquire waits until a request to host may start, then counts it in
+// flight; call release when the response is read. It returns ctx.Err() if
+// ctx ends first.
+func (l *Limiter) Acquire(ctx context.Context, host string) (release func(), err error) {
+	for {
+		l.mu.Lock()
+		s := l.slot(host)
+		if s.inFlight >= l.maxPerHost || l.inFlight >= l.maxInFlight {
+			ch := l.released
+			l.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		now := l.clock.Now()
+		wait := s.wait(now)
+		if wait > 0 {
+			l.mu.Unlock()
+			if err := l.clock.Sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		_, interval := s.policy.effective()
+		if s.tat.Before(now) {
+			s.tat = now
+		}
+		s.tat = s.tat.Add(interval)
+		s.last = now
+		s.inFlight++
+		l.inFlight++
+		l.mu.Unlock()
+		var once sync.Once
+		return func() { once.Do(func() { l.release(s) }) }, nil
+	}
+}
+
+// wait is how long a request at now must wait for a token and any hold.
+func (s *hostSlot) wait(now time.Time) time.Duration {
+	burst, interval := s.policy.effective()
+	var w time.Duration
+	if tolerance := time.Duration(burst-1) * interval; s.tat.Sub(now) > tolerance {
+		w = s.tat.Sub(now) - tolerance
+	}
+	// A policy tightened since the last request (a new Crawl-delay) must
+	// hold from that request on, whatever the bucket earned before.
+	if burst == 1 && !s.last.IsZero() {
+		if d := s.last.Add(interval).Sub(now); d > w {
+			w = d
+		}
+	}
+	if hold := s.notBefore.Sub(now); hold > w {
+		w = hold
+	}
+	return w
+}
+
+func (l *Limiter) release(s *hostSlot) {
+	l.mu.Lock()
+	s.inFlight--
+	l.inFlight--
+	close(l.released)
+	l.released = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// Wait returns how long a request to host would wait for its bucket and
+// holds right now, ignoring the in-flight caps. For display and tests.
+func (l *Limiter) Wait(host string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.slot(host).wait(l.clock.Now())
+}
