@@ -1,0 +1,82 @@
+package browser
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// killProcessesUsing SIGKILLs every process whose command line carries
+// --user-data-dir=dir, until a few scans in a row find none.
+//
+// Killing Chromium's main process does not always take its zygote, GPU and
+// network-service children with it, and a child forked just before the kill
+// shows up only on a later scan. Every Chromium process gets the
+// user-data-dir flag and ours is unique, so the command line identifies
+// exactly our processes — never another Chromium on the machine.
+func killProcessesUsing(dir string) {
+	const (
+		quietScans = 3
+		pause      = 20 * time.Millisecond
+		limit      = 5 * time.Second
+	)
+	deadline := time.Now().Add(limit)
+	for quiet := 0; quiet < quietScans && time.Now().Before(deadline); {
+		pids := processesUsing(dir)
+		if len(pids) == 0 {
+			quiet++
+		} else {
+			quiet = 0
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		time.Sleep(pause)
+	}
+}
+
+// processesUsing lists the live processes started with --user-data-dir=dir.
+// Zombies are skipped: they hold no resources and their parent reaps them.
+// On systems without /proc it finds nothing.
+func processesUsing(dir string) []int {
+	want := []byte("--user-data-dir=" + dir)
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	self := os.Getpid()
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || len(cmdline) == 0 {
+			continue
+		}
+		for _, arg := range bytes.Split(cmdline, []byte{0}) {
+			if bytes.Equal(arg, want) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// removeAllRetry removes the profile directory, retrying briefly because a
+// dying Chromium child may still be writing into it.
+func removeAllRetry(dir string) error {
+	var err error
+	for range 10 {
+		if err = os.RemoveAll(dir); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return err
+}
