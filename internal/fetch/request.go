@@ -1,6 +1,8 @@
 package fetch
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"time"
 )
@@ -61,3 +63,44 @@ func (r *Response) HTML() ([]byte, string, error) {
 func (r *Response) Text() ([]byte, string, error) {
 	return DecodeText(r.Body, r.Header.Get("Content-Type"))
 }
+
+// RobotsError is a request refused by robots.txt; it names the deciding
+// rule so a person can see why (`blocked by robots.txt line 7 "Disallow: /zwgk/"`).
+type RobotsError struct {
+	URL  string
+	Rule string // the rule line as written, e.g. "Disallow: /zwgk/"; empty when robots.txt itself failed
+	Line int
+	Why  string // when robots.txt could not be read: "robots.txt answered 500 (fail-closed)"
+}
+
+func (e *RobotsError) Error() string {
+	if e.Why != "" {
+		return fmt.Sprintf("blocked by robots.txt: %s", e.Why)
+	}
+	return fmt.Sprintf("blocked by robots.txt line %d %q", e.Line, e.Rule)
+}
+
+// IsRobotsDisallowed reports whether err is a robots.txt refusal.
+func IsRobotsDisallowed(err error) bool {
+	var re *RobotsError
+	return errors.As(err, &re)
+}
+
+// IsHostStop reports errors after which nothing more should be asked of the
+// host in this run: its breaker is open, it asked for a CAPTCHA, or its
+// robots.txt could not be read (fail-closed).
+func IsHostStop(err error) bool {
+	var be *BlockedError
+	if errors.As(err, &be) && be.Reason == "breaker open" {
+		return true
+	}
+	var re *RobotsError
+	if errors.As(err, &re) && re.Why != "" {
+		return true
+	}
+	return errors.Is(err, ErrCaptcha)
+}
+
+// ErrCaptcha: the site asked for a CAPTCHA. zhizhi never solves one; the
+// host is left alone until a person looks.
+var ErrCaptcha = errors.New("the site answered with a CAPTCHA: stopped (zhizhi never bypasses one)")
