@@ -274,10 +274,11 @@ func govDetail(s *site, a *article) string {
 </table>
 </div>
 <div class="article">
+<h1>%s</h1>
 <div class="pages-date">%s</div>
 <div class="pages_content" id="UCAP-CONTENT">
 %s</div>
-`, isoMinute(a.Published), renderBody(a))
+`, esc(a.Title), isoMinute(a.Published), renderBody(a))
 	writeAttachmentLinks(&b, "attach", a, func(f *attachment) string { return "http://" + s.Host + f.Path })
 	b.WriteString(`</div>
 </body>

@@ -138,24 +138,33 @@ func (w *World) buildSite(s *site) {
 	r := siteRand(w.opts.Seed, s.Code)
 	s.byPath = map[string]*article{}
 	s.attachments = map[string]*attachment{}
-	s.nextID = s.idBase
 	type due struct {
-		c *column
-		t time.Time
+		c   *column
+		t   time.Time
+		pin int
 	}
 	var dues []due
+	leaves := 0
 	var walk func(d *dept, cs []*column, parent *column)
 	walk = func(d *dept, cs []*column, parent *column) {
 		for _, c := range cs {
 			c.dept = d
 			c.parent = parent
 			s.columns = append(s.columns, c)
-			if c.isLeaf() {
-				for range c.Count * w.opts.Scale {
+			if c.isLeaf() && c.Count > 0 {
+				// The oldest article of every column is pinned: its ID, date
+				// and URL don't depend on the seed, so the bundled config can
+				// name it as the column's sample_article_url.
+				leaves++
+				pinned := dayOf(w.now.AddDate(0, 0, -720)).Add(9*time.Hour + time.Duration(leaves)*time.Minute)
+				dues = append(dues, due{c, pinned, s.idBase + leaves})
+				for range c.Count*w.opts.Scale - 1 {
 					days := 1 + r.IntN(700)
 					t := dayOf(w.now.AddDate(0, 0, -days)).Add(time.Duration(8*60+r.IntN(10*60)) * time.Minute)
-					dues = append(dues, due{c, t})
+					dues = append(dues, due{c, t, 0})
 				}
+			}
+			if c.isLeaf() {
 				c.created = dayOf(w.now.AddDate(-2, 0, 0))
 			}
 			walk(d, c.Children, c)
@@ -165,10 +174,11 @@ func (w *World) buildSite(s *site) {
 		d.site = s
 		walk(d, d.Columns, nil)
 	}
+	s.nextID = s.idBase + 100
 	// IDs grow with publication time, as in a real CMS.
 	sort.SliceStable(dues, func(i, j int) bool { return dues[i].t.Before(dues[j].t) })
 	for _, d := range dues {
-		w.publish(r, s, d.c, d.t)
+		w.publish(r, s, d.c, d.t, d.pin)
 	}
 	// The first tick of every column's cadence falls somewhere in its period.
 	for _, c := range s.columns {
@@ -178,10 +188,14 @@ func (w *World) buildSite(s *site) {
 	}
 }
 
-// publish adds one new article to column c at t.
-func (w *World) publish(r *rand.Rand, s *site, c *column, t time.Time) *article {
-	s.nextID += 1 + r.IntN(37)
-	a := w.newArticle(r, c, s.nextID, t)
+// publish adds one new article to column c at t, with the next ID unless id
+// is given.
+func (w *World) publish(r *rand.Rand, s *site, c *column, t time.Time, id int) *article {
+	if id == 0 {
+		s.nextID += 1 + r.IntN(37)
+		id = s.nextID
+	}
+	a := w.newArticle(r, c, id, t)
 	a.Path = articlePath(s, a)
 	s.byPath[a.Path] = a
 	for _, f := range a.Attachments {
@@ -377,7 +391,7 @@ func (w *World) Advance(d time.Duration) AdvanceReport {
 		})
 		fresh := map[*article]bool{}
 		for _, du := range dues {
-			a := w.publish(r, s, du.c, du.t)
+			a := w.publish(r, s, du.c, du.t, 0)
 			fresh[a] = true
 			rep.Published = append(rep.Published, "http://"+s.Host+a.Path)
 		}
