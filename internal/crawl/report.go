@@ -1,0 +1,202 @@
+package crawl
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/text/width"
+)
+
+// Progress renders crawl progress on one line: targets done, pages,
+// articles new/updated/unchanged/failed, bytes. On a terminal it redraws
+// the line in place; elsewhere it prints a line at most every interval.
+type Progress struct {
+	W        io.Writer
+	TTY      bool
+	Total    int           // targets
+	Interval time.Duration // for non-TTY output; default 10 s
+
+	mu                                  sync.Mutex
+	done, pages                         int
+	created, updated, unchanged, failed int
+	bytes                               int64
+	last                                time.Time
+	started                             time.Time
+}
+
+// Event takes one crawl event.
+func (p *Progress) Event(e Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started.IsZero() {
+		p.started = time.Now()
+	}
+	switch e.Kind {
+	case "done":
+		p.done++
+	case "page":
+		p.pages++
+	case "article":
+		switch e.Outcome {
+		case "created":
+			p.created++
+		case "updated":
+			p.updated++
+		case "unchanged":
+			p.unchanged++
+		default:
+			p.failed++
+		}
+	}
+	p.bytes += e.Bytes
+	p.draw(false)
+}
+
+// Finish draws the final state and ends the line.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.draw(true)
+	if p.TTY {
+		fmt.Fprintln(p.W)
+	}
+}
+
+func (p *Progress) draw(force bool) {
+	interval := p.Interval
+	if interval == 0 {
+		interval = 10 * time.Second
+	}
+	now := time.Now()
+	if !p.TTY && !force && now.Sub(p.last) < interval {
+		return
+	}
+	if p.TTY && !force && now.Sub(p.last) < 100*time.Millisecond {
+		return
+	}
+	p.last = now
+	bar := progressBar(p.done, p.Total, 20)
+	line := fmt.Sprintf("%s 栏目 %d/%d · 列表页 %d · 文章 新增 %d 更新 %d 未变 %d 失败 %d · %s · %s",
+		bar, p.done, p.Total, p.pages, p.created, p.updated, p.unchanged, p.failed,
+		humanBytes(p.bytes), now.Sub(p.started).Round(time.Second))
+	if p.TTY {
+		fmt.Fprintf(p.W, "\r\033[K%s", line)
+	} else {
+		fmt.Fprintln(p.W, line)
+	}
+}
+
+func progressBar(done, total, n int) string {
+	if total <= 0 {
+		total = 1
+	}
+	fill := done * n / total
+	return "[" + strings.Repeat("█", fill) + strings.Repeat("░", n-fill) + "]"
+}
+
+func humanBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
+
+// DisplayWidth counts East Asian wide and full-width runes as two columns.
+func DisplayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		switch width.LookupRune(r).Kind() {
+		case width.EastAsianWide, width.EastAsianFullwidth:
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+func pad(s string, w int) string {
+	if d := w - DisplayWidth(s); d > 0 {
+		return s + strings.Repeat(" ", d)
+	}
+	return s
+}
+
+// WriteTable prints one row per target and a total line; a failed target's
+// reason follows the table.
+func WriteTable(w io.Writer, results []Result) {
+	header := []string{"栏目 target", "站点 site", "页", "新增", "更新", "未变", "失败", "跳过", "流量", "结果"}
+	rows := [][]string{}
+	var tot Result
+	for _, r := range results {
+		status := "✓ 成功"
+		switch {
+		case r.Err != nil:
+			status = "✗ 失败"
+		case r.Failed > 0:
+			status = "⚠ 部分失败"
+		}
+		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
+			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), humanBytes(r.Bytes), status})
+		tot.Pages += r.Pages
+		tot.Created += r.Created
+		tot.Updated += r.Updated
+		tot.Unchanged += r.Unchanged
+		tot.Failed += r.Failed
+		tot.Skipped += r.Skipped
+		tot.Bytes += r.Bytes
+	}
+	rows = append(rows, []string{"合计 total", fmt.Sprintf("%d 个栏目", len(results)), fmt.Sprint(tot.Pages), fmt.Sprint(tot.Created),
+		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), humanBytes(tot.Bytes), ""})
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = DisplayWidth(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], DisplayWidth(c))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		for i, c := range cells {
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(pad(c, widths[i]))
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+	line(header)
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = strings.Repeat("─", widths[i])
+	}
+	line(sep)
+	for i, r := range rows {
+		if i == len(rows)-1 {
+			line(sep)
+		}
+		line(r)
+	}
+	for _, r := range results {
+		if r.Err != nil {
+			fmt.Fprintf(w, "✗ %s: %v\n", r.TargetCode, r.Err)
+		}
+		for i, p := range r.Problems {
+			if i == 5 {
+				fmt.Fprintf(w, "  … %d more problems in %s\n", len(r.Problems)-5, r.TargetCode)
+				break
+			}
+			fmt.Fprintf(w, "  ⚠ %s: %s\n", r.TargetCode, p)
+		}
+	}
+}
