@@ -68,7 +68,7 @@ func testAllow(_ context.Context, u *url.URL) error {
 	shared.allowed = append(shared.allowed, u.String())
 	shared.mu.Unlock()
 	switch u.Hostname() {
-	case challengeHost, unmappedHost:
+	case challengeHost, secondHost, unmappedHost:
 		return nil
 	}
 	return fmt.Errorf("refused: %s is not allowed by the test policy", u.Hostname())
@@ -100,7 +100,7 @@ func sharedBrowser(t *testing.T) (*Browser, *testSite) {
 		addr := shared.site.addr()
 		shared.b, shared.err = New(context.Background(), Options{
 			UAToken: testUAToken,
-			Resolve: map[string]string{challengeHost: addr, deniedHost: addr},
+			Resolve: map[string]string{challengeHost: addr, secondHost: addr, deniedHost: addr},
 			Allow:   testAllow,
 			Timeout: 45 * time.Second,
 			Logger:  testLogger(),
@@ -407,4 +407,53 @@ func TestNoChromiumLeftBehind(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestRenderConcurrency(t *testing.T) {
+	b, site := sharedBrowser(t)
+
+	t.Run("a page's parallel requests reach a host one at a time", func(t *testing.T) {
+		site.reset()
+		p, err := b.Render(t.Context(), "http://"+challengeHost+"/parallel", RenderOptions{})
+		if err != nil {
+			t.Fatalf("Render: %v", err)
+		}
+		if !strings.Contains(p.HTML, "done:200,200,200") {
+			t.Errorf("page's fetches did not all succeed:\n%s", p.HTML)
+		}
+		if perHost, _ := site.maxInFlight(challengeHost); perHost != 1 {
+			t.Errorf("server saw %d requests in flight at once, want 1", perHost)
+		}
+		slow := 0
+		for _, r := range p.Requests {
+			if strings.Contains(r.URL, "/slow?") && r.Status == 200 {
+				slow++
+			}
+		}
+		if slow != 3 {
+			t.Errorf("recorded %d of the 3 /slow requests: %+v", slow, p.Requests)
+		}
+	})
+
+	t.Run("renders wait for a free tab", func(t *testing.T) {
+		site.reset()
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, host := range []string{challengeHost, secondHost} {
+			wg.Go(func() {
+				_, errs[i] = b.Render(t.Context(), "http://"+host+"/parallel", RenderOptions{})
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("Render: %v", err)
+			}
+		}
+		// Two hosts need no host slot between them: only the tab limit
+		// (MaxTabs 1) keeps the two pages from overlapping at the server.
+		if _, total := site.maxInFlight(""); total != 1 {
+			t.Errorf("server saw %d requests in flight across hosts, want 1 with one tab", total)
+		}
+	})
 }

@@ -157,8 +157,11 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 			p = &Page{URL: u.String()}
 		}
 		p.Requests = tr.snapshot()
-		if ctx.Err() != nil && !errors.Is(err, ErrCaptcha) && !errors.Is(err, ErrChallengeNotCleared) {
-			err = fmt.Errorf("%w (%w)", err, ctx.Err())
+		// A timeout or cancellation must stay visible to errors.Is, whatever
+		// step it interrupted.
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) &&
+			!errors.Is(err, ErrCaptcha) && !errors.Is(err, ErrChallengeNotCleared) {
+			err = fmt.Errorf("%w (%w)", err, cerr)
 		}
 		return p, fmt.Errorf("render %s: %w", rawURL, err)
 	}

@@ -9,12 +9,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Fake host names of the test web. They reach the loopback test server only
 // through the browser's resolve map, which is what proves the pinning.
 const (
 	challengeHost = "www.test-challenge.gov.test"
+	secondHost    = "www.second.gov.test"   // pinned and allowed, for concurrency checks
 	deniedHost    = "www.denied.gov.test"   // pinned, but refused by the test's Allow
 	unmappedHost  = "www.unmapped.gov.test" // not pinned: Chromium must not resolve it
 	clearance     = "zz_clearance"
@@ -37,10 +39,16 @@ type testSite struct {
 
 	mu   sync.Mutex
 	hits []hit
+
+	// Requests in flight per host and overall, and the maxima seen.
+	inflight   map[string]int
+	total      int
+	maxPerHost map[string]int
+	maxTotal   int
 }
 
 func newTestSite() *testSite {
-	s := &testSite{}
+	s := &testSite{inflight: map[string]int{}, maxPerHost: map[string]int{}}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
 }
@@ -63,7 +71,17 @@ func (s *testSite) hitsFor(host string) []hit {
 func (s *testSite) reset() {
 	s.mu.Lock()
 	s.hits = nil
+	s.maxPerHost = map[string]int{}
+	s.maxTotal = 0
 	s.mu.Unlock()
+}
+
+// maxInFlight returns the most requests the server had in flight at host
+// at once, and overall.
+func (s *testSite) maxInFlight(host string) (perHost, total int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxPerHost[host], s.maxTotal
 }
 
 // challengeAnswer is what the page's script computes for a nonce; the
@@ -90,9 +108,17 @@ func (s *testSite) serve(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		host = r.Host
 	}
+	s.mu.Lock()
+	s.inflight[host]++
+	s.total++
+	s.maxPerHost[host] = max(s.maxPerHost[host], s.inflight[host])
+	s.maxTotal = max(s.maxTotal, s.total)
+	s.mu.Unlock()
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	s.route(rec, r, host)
 	s.mu.Lock()
+	s.inflight[host]--
+	s.total--
 	s.hits = append(s.hits, hit{Host: host, Path: r.URL.Path, UA: r.UserAgent(), Cookie: r.Header.Get("Cookie"), Status: rec.status})
 	s.mu.Unlock()
 }
@@ -109,7 +135,7 @@ func (r *statusRecorder) WriteHeader(code int) {
 
 func (s *testSite) route(w http.ResponseWriter, r *http.Request, host string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if host != challengeHost {
+	if host != challengeHost && host != secondHost {
 		// Whatever reaches another host is a leak the tests look for.
 		fmt.Fprint(w, "leaked")
 		return
@@ -142,6 +168,18 @@ func (s *testSite) route(w http.ResponseWriter, r *http.Request, host string) {
 	case "/api/list":
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprint(w, `{"items":["列表已加载","第二条"]}`)
+	case "/slow":
+		// Long enough that requests sent in parallel would overlap here.
+		time.Sleep(150 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"ok":true}`)
+	case "/parallel":
+		fmt.Fprint(w, `<!DOCTYPE html><html><head><title>parallel</title></head><body><p id="status">pending</p>
+<script>
+Promise.all([fetch("/slow?a"), fetch("/slow?b"), fetch("/slow?c")]).then(rs => {
+	document.getElementById("status").textContent = "done:" + rs.map(r => r.status).join(",");
+});
+</script></body></html>`)
 	case "/captcha":
 		fmt.Fprint(w, `<!DOCTYPE html><html><head><title>安全验证</title></head><body>
 <p>请拖动下方滑块完成验证码校验</p><div class="slider-track"><span class="slider"></span></div></body></html>`)
