@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Bundle is a loaded configuration directory.
@@ -74,6 +76,12 @@ func Load(dir string) (*Bundle, []Problem) {
 			b.CMS[name] = nil
 			continue
 		}
+		if root.Kind != yaml.MappingNode {
+			r.errorf(Pos{File: path, Line: root.Line, Column: root.Column}, "write the adapter as `key: value` lines (see docs/config.md)",
+				"an adapter file must be a mapping, got %s", kindName(root))
+			b.CMS[name] = nil
+			continue
+		}
 		b.CMS[name] = r.readAdapter(path, name, root)
 	}
 
@@ -89,6 +97,11 @@ func Load(dir string) (*Bundle, []Problem) {
 		}
 		if root == nil {
 			r.errorf(Pos{File: path}, "write the site (see docs/config.md) or remove the file", "site file is empty")
+			continue
+		}
+		if root.Kind != yaml.MappingNode {
+			r.errorf(Pos{File: path, Line: root.Line, Column: root.Column}, "write the site as `key: value` lines (see docs/config.md)",
+				"a site file must be a mapping, got %s", kindName(root))
 			continue
 		}
 		s := r.readSite(path, root)
