@@ -149,6 +149,8 @@ func TestLintSnippets(t *testing.T) {
 		{"javascript url", head + tmpl + "targets:\n  - {target_code: t1, target_name: T, entry_url: \"javascript:alert(1)\", dept_binding: city_level}\n", "uses scheme javascript", 9},
 		{"max_pages zero", head + "template:\n  list: {item: li, link: \"a@href\", max_pages: 0}\n  detail: {title: h1, body: div}\ntargets: []\n", "max_pages 0 is out of range", 6},
 		{"selector attr suffix is not compiled", head + "template:\n  list: {item: li, link: \"a[href*='@']@href\"}\n  detail: {title: h1, body: div}\ntargets: []\n", "", 0},
+		{"remove of the wrong type reported once", head + "template:\n  list: {item: li, link: \"a@href\"}\n  detail: {title: h1, body: div, remove: 5}\ntargets: []\n", "remove of template detail must be a list of strings", 7},
+		{"site file that is a list", "- a\n- b\n", "a site file must be a mapping", 1},
 		{"site_code with capitals", strings.Replace(head, "s1", "S1", 1) + tmpl + "targets: []\n", "is not a valid code", 1},
 	}
 	for _, tc := range tests {

@@ -171,8 +171,20 @@ func (r *reporter) detailFrom(m *mapping, override bool) DetailTemplate {
 	d.Remove = m.strList("remove")
 	r.checkSelectors(m, map[string]string{"title": d.Title, "body": d.Body, "publish_time": d.PublishTime,
 		"source": d.Source, "attributes": d.Attributes, "attachments": d.Attachments})
-	for i, item := range m.seq("remove") {
-		if item.Kind == yaml.ScalarNode && item.Value != "" {
+	// Check each remove selector where it is written; strList above has
+	// already reported a value of the wrong type.
+	if v, ok := m.vals["remove"]; ok {
+		items := v.Content
+		if v.Kind == yaml.ScalarNode {
+			items = []*yaml.Node{v}
+		} else if v.Kind != yaml.SequenceNode {
+			items = nil
+		}
+		for i, item := range items {
+			item = resolve(item)
+			if item.Kind != yaml.ScalarNode || item.ShortTag() != "!!str" || item.Value == "" {
+				continue
+			}
 			if err := compileSelector(item.Value); err != nil {
 				r.errorf(m.pos(item), "fix the CSS selector (quote it when it holds ':' or '#')", "remove[%d] selector %q does not compile: %v", i, item.Value, err)
 			}
