@@ -199,3 +199,19 @@ func TestClosest(t *testing.T) {
 		}
 	}
 }
+
+// TestBundledConfigLintsClean keeps the example config shipped in the
+// repository (config/) free of lint errors and warnings.
+func TestBundledConfigLintsClean(t *testing.T) {
+	dir := filepath.Join("..", "..", "config")
+	if _, err := os.Stat(filepath.Join(dir, SitesDir)); err != nil {
+		t.Skipf("no bundled config: %v", err)
+	}
+	b, problems := Load(dir)
+	for _, p := range problems {
+		t.Errorf("bundled config: %s", p)
+	}
+	if sites, targets, _ := b.Counts(); sites == 0 || targets == 0 {
+		t.Errorf("bundled config has %d sites and %d targets", sites, targets)
+	}
+}
