@@ -16,14 +16,18 @@ type Access struct {
 	Status    int       `json:"status"`
 	Bytes     int64     `json:"bytes"` // body bytes written (after compression)
 	UserAgent string    `json:"user_agent"`
-	Arrived   time.Time `json:"arrived"`  // wall time
-	Finished  time.Time `json:"finished"` // wall time
+	Arrived   time.Time `json:"arrived"`  // Options.Clock, the wall clock by default
+	Finished  time.Time `json:"finished"` // Options.Clock, the wall clock by default
 	// InFlightAtArrival counts the OTHER requests in flight at this host when
 	// this one arrived: 0 is the polite value.
-	InFlightAtArrival int    `json:"in_flight_at_arrival"`
-	Cookie            bool   `json:"cookie"`  // the request carried a Cookie header
-	Cleared           bool   `json:"cleared"` // it carried a valid clearance cookie
-	Fault             string `json:"fault,omitempty"`
+	InFlightAtArrival int `json:"in_flight_at_arrival"`
+	// InFlightAllAtArrival counts the OTHER requests in flight at all site
+	// hosts together when this one arrived: at most 3 is the polite value
+	// (zhizhi keeps at most 4 in flight overall).
+	InFlightAllAtArrival int    `json:"in_flight_all_at_arrival"`
+	Cookie               bool   `json:"cookie"`  // the request carried a Cookie header
+	Cleared              bool   `json:"cleared"` // it carried a valid clearance cookie
+	Fault                string `json:"fault,omitempty"`
 }
 
 // logWriter records status and body bytes of a response.

@@ -288,3 +288,41 @@ func TestAccessLogCountsInFlight(t *testing.T) {
 		t.Errorf("after reset: %d entries", n)
 	}
 }
+
+// TestAccessLogClockAndOverallInFlight: Options.Clock stamps the log, and
+// InFlightAllAtArrival counts requests at other hosts too.
+func TestAccessLogClockAndOverallInFlight(t *testing.T) {
+	stamp := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	w := startWorld(t, Options{Seed: 1, Clock: func() time.Time { return stamp }})
+	c := client(w)
+	const hangHost, host = "www.yingde.gov.test", "www.qingcheng.gov.test"
+	if err := w.SetFault(hangHost, Fault{Kind: FaultHang, PathPrefix: "/hang"}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	hung := make(chan struct{})
+	go func() {
+		defer close(hung)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+hangHost+"/hang", nil)
+		if res, err := c.Do(req); err == nil {
+			res.Body.Close()
+		}
+	}()
+	for w.inflightAll.Load() != 1 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	get(t, c, "GET", "http://"+host+"/robots.txt")
+	cancel()
+	<-hung
+	log := w.AccessLog(host)
+	if len(log) != 1 {
+		t.Fatalf("%d log entries at %s, want 1", len(log), host)
+	}
+	a := log[0]
+	if !a.Arrived.Equal(stamp) || !a.Finished.Equal(stamp) {
+		t.Errorf("stamps %v..%v, want both %v from Options.Clock", a.Arrived, a.Finished, stamp)
+	}
+	if a.InFlightAtArrival != 0 || a.InFlightAllAtArrival != 1 {
+		t.Errorf("in flight at arrival: host %d, all %d; want 0 and 1", a.InFlightAtArrival, a.InFlightAllAtArrival)
+	}
+}

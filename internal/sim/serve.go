@@ -3,21 +3,23 @@ package sim
 import (
 	"net/http"
 	"strings"
-	"time"
 )
 
 // siteHandler wraps a site's routes with the access log, faults and, on the
 // city portal, the cookie challenge, in the order a real edge applies them.
 func (w *World) siteHandler(s *site) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		arrived := time.Now()
+		arrived := w.opts.Clock()
 		counter := w.inflight[s.Host]
 		others := counter.Add(1) - 1
 		defer counter.Add(-1)
+		othersAll := w.inflightAll.Add(1) - 1
+		defer w.inflightAll.Add(-1)
 		lw := &logWriter{ResponseWriter: rw, done: w.done, ctxDone: r.Context().Done()}
 		acc := Access{
 			Host: s.Host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
-			Arrived: arrived, InFlightAtArrival: int(others), Cookie: hasCookie(r),
+			Arrived: arrived, InFlightAtArrival: int(others), InFlightAllAtArrival: int(othersAll),
+			Cookie: hasCookie(r),
 		}
 		if s.Challenge {
 			acc.Cleared = w.cleared(r)
@@ -28,7 +30,7 @@ func (w *World) siteHandler(s *site) http.Handler {
 				acc.Status = http.StatusOK
 			}
 			acc.Bytes = lw.bytes
-			acc.Finished = time.Now()
+			acc.Finished = w.opts.Clock()
 			w.record(acc)
 		}()
 		if f := w.takeFault(s.Host, r.URL.Path); f != nil {

@@ -37,6 +37,11 @@ type Options struct {
 	ChallengeTTL time.Duration
 	// Now is the initial sim clock; default 2026-11-01T09:00+08:00.
 	Now time.Time
+	// Clock stamps the access log's Arrived and Finished; nil means the
+	// wall clock. Tests that drive a client on a fake clock give the sim the
+	// same clock, so time rules are checked on the site's own stamps in the
+	// client's time. It has nothing to do with the sim clock above.
+	Clock func() time.Time
 }
 
 // DefaultNow is the sim clock's default start.
@@ -59,6 +64,8 @@ type World struct {
 	logMu    sync.Mutex
 	logs     map[string][]Access
 	inflight map[string]*atomic.Int64
+	// inflightAll counts requests in flight at every site host together.
+	inflightAll atomic.Int64
 
 	nonceSeq atomic.Uint64
 
@@ -93,6 +100,9 @@ func Start(ctx context.Context, opts Options) (*World, error) {
 	}
 	if opts.Now.IsZero() {
 		opts.Now = DefaultNow
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
 	}
 	w := newWorld(opts)
 	if err := w.listen(ctx); err != nil {
