@@ -10,10 +10,10 @@ build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zhizhi
 
 demo: build
-	scripts/demo.sh
+	bash scripts/demo.sh
 
 test:
-	scripts/test.sh
+	bash scripts/test.sh
 
 clean:
 	rm -rf bin data

@@ -1,67 +1,134 @@
 #!/usr/bin/env bash
-# make test: installs what the tests need, starts a throwaway PostgreSQL
-# cluster on a free port, runs every Go test against SQLite and PostgreSQL,
-# runs short fuzz passes, and stops the cluster whatever happens.
-set -euo pipefail
+# make test: installs what the tests need (PostgreSQL, Chromium) when it is
+# missing and we are root, starts a throwaway PostgreSQL cluster on a free
+# loopback port, runs go vet and every Go test against SQLite and
+# PostgreSQL, runs short fuzz passes, and stops the cluster however the
+# script ends.
+#
+# Environment:
+#   CI=true             a missing PostgreSQL is a failure, not a skip
+#   ZHIZHI_TEST_PG_URL  use this (loopback) server instead of starting one
+#   FUZZTIME            time per fuzz target (default 10s; 0 skips fuzzing)
+#   GOTESTFLAGS         extra flags for go test (e.g. -run Store -v)
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/ensure-deps.sh postgres chromium || true
-
-PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
-PGDIR=""
-cleanup() {
-  if [ -n "$PGDIR" ] && [ -d "$PGDIR/data" ]; then
-    as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m fast stop >/dev/null 2>&1 || true
-    rm -rf "$PGDIR"
-  fi
+say() { echo "test: $*"; }
+loud() {
+  echo "##########################################################################" >&2
+  for l in "$@"; do printf '# %-70s #\n' "$l" >&2; done
+  echo "##########################################################################" >&2
 }
-trap cleanup EXIT
 
+# --- PostgreSQL ------------------------------------------------------------
+
+PGDIR=""
+PGBIN=""
 as_pg() {
+  # The server refuses to run as root, so root runs it as postgres.
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
 }
+stop_pg() {
+  if [ -n "$PGDIR" ]; then
+    if [ -f "$PGDIR/data/postmaster.pid" ]; then
+      as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m immediate -w stop >/dev/null 2>&1 || true
+    fi
+    rm -rf "$PGDIR"
+    PGDIR=""
+  fi
+}
+trap stop_pg EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM HUP
 
-free_port() {
-  local p
-  for p in $(seq 55432 55532); do
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start_pg() {
+  PGDIR=$(mktemp -d /tmp/zhizhi-pg.XXXXXX) || return 1
+  if [ "$(id -u)" = 0 ]; then chown postgres "$PGDIR" || return 1; fi
+  if ! as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres -E UTF8 --locale=C >"$PGDIR/initdb.log" 2>&1; then
+    echo "test: initdb failed:" >&2; cat "$PGDIR/initdb.log" >&2; return 1
+  fi
+  # A port can be taken between the check and the start: try a few.
+  local port tries=0
+  for port in $(shuf -i 55432-59999 -n 20); do
+    port_free "$port" || continue
+    tries=$((tries + 1))
+    if as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 60 \
+      -o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      start >/dev/null 2>&1; then
+      export ZHIZHI_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+      say "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $NF}') on 127.0.0.1:$port (throwaway cluster in $PGDIR)"
+      return 0
+    fi
+    [ "$tries" -ge 3 ] && break
   done
+  echo "test: PostgreSQL would not start; its log:" >&2
+  cat "$PGDIR/log" >&2 2>/dev/null
   return 1
 }
 
-if [ -n "$PGBIN" ] && [ -x "$PGBIN/initdb" ]; then
-  PGDIR=$(mktemp -d /tmp/zhizhi-pg.XXXXXX)
-  [ "$(id -u)" = 0 ] && chown postgres "$PGDIR"
-  PORT=$(free_port)
-  as_pg "$PGBIN/initdb" -D "$PGDIR/data" -A trust -U postgres >/dev/null
-  as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w \
-    -o "-p $PORT -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200" start >/dev/null
-  export ZHIZHI_TEST_PG_URL="postgres://postgres@127.0.0.1:$PORT/postgres?sslmode=disable"
-  echo "test: PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$PORT"
+scripts/ensure-deps.sh postgres chromium || say "ensure-deps failed; going on with what is installed"
+
+if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
+  say "PostgreSQL from ZHIZHI_TEST_PG_URL"
 else
-  echo "##########################################################################" >&2
-  echo "# PostgreSQL is not installed and could not be installed:                #" >&2
-  echo "# the PostgreSQL half of the store tests will be SKIPPED.                #" >&2
-  echo "##########################################################################" >&2
-  if [ "${CI:-}" = "true" ]; then
-    echo "test: CI=true requires PostgreSQL; failing." >&2
-    exit 1
+  PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+  if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/initdb" ] || ! start_pg; then
+    stop_pg
+    unset ZHIZHI_TEST_PG_URL
+    if [ "${CI:-}" = "true" ]; then
+      loud "PostgreSQL is not available (not installed, could not be installed," \
+        "or would not start), and CI=true requires the PostgreSQL tests." \
+        "FAILING. Install it: apt-get install -y postgresql"
+      exit 1
+    fi
+    loud "PostgreSQL is not available (not installed, could not be installed," \
+      "or would not start): the PostgreSQL half of the store tests will be" \
+      "SKIPPED. Install it (apt-get install -y postgresql) or run as root."
   fi
 fi
+if [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ] && ! command -v chromium >/dev/null 2>&1; then
+  loud "Chromium is not installed: the browser-tier tests will be SKIPPED." \
+    "Install it: apt-get install -y chromium"
+fi
 
-echo "test: go vet"
-go vet ./...
-echo "test: go test (SQLite and PostgreSQL)"
-go test -count=1 -timeout 20m ./...
+# --- vet and tests -----------------------------------------------------------
 
-# Short fuzz passes over the parsers that read hostile input.
-fuzz() {
-  local pkg=$1 name=$2
-  if go test -list "^$name\$" "$pkg" 2>/dev/null | grep -qx "$name"; then
-    echo "test: fuzz $name (10s)"
-    go test -run '^$' -fuzz "^$name\$" -fuzztime 10s "$pkg" >/dev/null
-  fi
-}
-fuzz ./internal/fetch FuzzRobotsParse
-fuzz ./internal/fetch FuzzCharsetSniff
-echo "test: all passed"
+failed=()
+say "go vet ./..."
+go vet ./... || failed+=("go vet")
+
+say "go test ./... (SQLite and PostgreSQL)"
+start=$SECONDS
+# shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
+go test -count=1 -timeout 30m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+say "go test took $((SECONDS - start))s"
+
+# --- short fuzz passes over the code that reads hostile input -----------------
+
+fuzztime=${FUZZTIME:-10s}
+if [ ${#failed[@]} -eq 0 ] && [ "$fuzztime" != 0 ]; then
+  # Every Fuzz function of every package: `go test -list` prints a package's
+  # matching names, then its "ok <package>" line.
+  list=$(go test -list '^Fuzz' ./... 2>&1) || { echo "$list" >&2; failed+=("go test -list"); }
+  targets=$(awk '/^Fuzz/ { names = names " " $1 } /^ok / { n = split(names, a, " "); for (i = 1; i <= n; i++) print $2, a[i]; names = "" }' <<<"$list")
+  while read -r pkg name; do
+    [ -n "$pkg" ] || continue
+    say "fuzz $name in $pkg ($fuzztime)"
+    if ! out=$(go test -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" "$pkg" 2>&1); then
+      echo "$out"
+      failed+=("fuzz $name")
+    fi
+  done <<<"$targets"
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  say "FAILED: $(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"
+  exit 1
+fi
+if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
+  say "all passed (SQLite and PostgreSQL)"
+else
+  say "all passed (SQLite only: PostgreSQL tests were SKIPPED)"
+fi
