@@ -71,14 +71,29 @@ func (w *World) cleared(r *http.Request) bool {
 	return hmac.Equal([]byte(proof), []byte(want))
 }
 
-// serveChallenge answers 412 with the script page.
-func (w *World) serveChallenge(rw http.ResponseWriter, r *http.Request) {
+// newChallenge mints a fresh nonce and the expiry and signature that go
+// with it, valid for the challenge TTL from now on the sim clock.
+func (w *World) newChallenge() (nonce, expiry, sig string) {
 	seq := w.nonceSeq.Add(1)
 	m := hmac.New(sha256.New, w.secret)
 	fmt.Fprintf(m, "nonce:%d", seq)
-	nonce := hex.EncodeToString(m.Sum(nil))[:16]
-	expiry := strconv.FormatInt(w.Now().Add(w.opts.ChallengeTTL).Unix(), 10)
-	sig := w.challengeSig(nonce, expiry)
+	nonce = hex.EncodeToString(m.Sum(nil))[:16]
+	expiry = strconv.FormatInt(w.Now().Add(w.opts.ChallengeTTL).Unix(), 10)
+	return nonce, expiry, w.challengeSig(nonce, expiry)
+}
+
+// Clearance returns the cookie a browser holds after running the challenge
+// script now: valid on the sim clock for the challenge TTL. It lets tests
+// and benchmarks read the city portal's pages with a plain HTTP client; the
+// crawler can never obtain one this way, it has to pass the challenge.
+func (w *World) Clearance() *http.Cookie {
+	nonce, expiry, sig := w.newChallenge()
+	return &http.Cookie{Name: ClearanceCookie, Value: nonce + "." + expiry + "." + challengeProof(nonce, expiry, sig), Path: "/"}
+}
+
+// serveChallenge answers 412 with the script page.
+func (w *World) serveChallenge(rw http.ResponseWriter, r *http.Request) {
+	nonce, expiry, sig := w.newChallenge()
 	page := fmt.Sprintf(challengePage, ChallengeMarker, nonce, expiry, sig, challengeRounds, ClearanceCookie)
 	rw.Header().Set("Cache-Control", "no-store")
 	text(rw, r, http.StatusPreconditionFailed, "text/html; charset=utf-8", page)
