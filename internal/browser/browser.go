@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -239,6 +240,12 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 	opts = append(opts,
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(b.dir),
+		// Chromium's crash handler daemonizes away from the browser and
+		// its command line has no --user-data-dir; pointing its database
+		// into our directory marks it as ours for the cleanup sweep (and
+		// keeps crash files out of $HOME).
+		chromedp.Env("XDG_CONFIG_HOME="+filepath.Join(b.dir, "config"),
+			"XDG_CACHE_HOME="+filepath.Join(b.dir, "cache")),
 		chromedp.DisableGPU,
 		// Chromium refuses to start as root without it; the renderer still
 		// runs no code but the page's own scripts.

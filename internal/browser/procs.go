@@ -9,13 +9,14 @@ import (
 	"time"
 )
 
-// killProcessesUsing SIGKILLs every process whose command line carries
-// --user-data-dir=dir, until a few scans in a row find none.
+// killProcessesUsing SIGKILLs every process whose command line mentions
+// dir, until a few scans in a row find none.
 //
 // Killing Chromium's main process does not always take its zygote, GPU and
 // network-service children with it, and a child forked just before the kill
-// shows up only on a later scan. Every Chromium process gets the
-// user-data-dir flag and ours is unique, so the command line identifies
+// shows up only on a later scan. Every Chromium child gets
+// --user-data-dir=dir and the crash handler gets a database path inside dir;
+// dir is a fresh random temp directory, so the command line identifies
 // exactly our processes — never another Chromium on the machine.
 func killProcessesUsing(dir string) {
 	const (
@@ -38,11 +39,12 @@ func killProcessesUsing(dir string) {
 	}
 }
 
-// processesUsing lists the live processes started with --user-data-dir=dir.
-// Zombies are skipped: they hold no resources and their parent reaps them.
-// On systems without /proc it finds nothing.
+// processesUsing lists the live processes with dir in their command line.
+// Zombies are skipped (their command line is empty): they hold nothing and
+// get reaped by whoever inherited them. On systems without /proc it finds
+// nothing.
 func processesUsing(dir string) []int {
-	want := []byte("--user-data-dir=" + dir)
+	want := []byte(dir)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -58,11 +60,8 @@ func processesUsing(dir string) []int {
 		if err != nil || len(cmdline) == 0 {
 			continue
 		}
-		for _, arg := range bytes.Split(cmdline, []byte{0}) {
-			if bytes.Equal(arg, want) {
-				pids = append(pids, pid)
-				break
-			}
+		if bytes.Contains(cmdline, want) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
