@@ -9,7 +9,7 @@
 #   CI=true             a missing PostgreSQL is a failure, not a skip
 #   ZHIZHI_TEST_PG_URL  use this (loopback) server instead of starting one
 #   FUZZTIME            time per fuzz target (default 10s; 0 skips fuzzing)
-#   GOTESTFLAGS         extra flags for go test (e.g. -run Store -v)
+#   GOTESTFLAGS         extra flags for go test, split on spaces (e.g. -v -run Store)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,7 +58,7 @@ start_pg() {
       -o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
       start >/dev/null 2>&1; then
       export ZHIZHI_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
-      say "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $NF}') on 127.0.0.1:$port (throwaway cluster in $PGDIR)"
+      say "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (throwaway cluster in $PGDIR)"
       return 0
     fi
     [ "$tries" -ge 3 ] && break
@@ -99,7 +99,11 @@ failed=()
 say "go vet ./..."
 go vet ./... || failed+=("go vet")
 
-say "go test ./... (SQLite and PostgreSQL)"
+if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
+  say "go test ./... (SQLite and PostgreSQL)"
+else
+  say "go test ./... (SQLite only)"
+fi
 start=$SECONDS
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
 go test -count=1 -timeout 30m ${GOTESTFLAGS:-} ./... || failed+=("go test")
