@@ -53,9 +53,10 @@ type Options struct {
 	Resolve map[string]string
 
 	// AllowDNS lets Chromium resolve names that are not in Resolve through
-	// the system resolver. It is off by default: then every other name fails
-	// to resolve inside Chromium, whatever the Allow callback says, so a bug
-	// in the callback still cannot reach the network. Production against
+	// the system resolver. It is off by default: then every other name —
+	// IP literals included — fails to resolve inside Chromium, whatever the
+	// Allow callback says, so a bug in the callback still cannot reach the
+	// network. Production against
 	// real portals turns it on and relies on Allow (the fetcher's SSRF guard).
 	AllowDNS bool
 

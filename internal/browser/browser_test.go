@@ -61,14 +61,15 @@ func needChromium(t *testing.T) {
 }
 
 // testAllow is the test's stand-in for the fetcher's guard: it records what
-// it was asked and allows only the challenge host — and, on purpose, the
-// unmapped host, to show that Chromium's resolver refuses it anyway.
+// it was asked and allows only the test hosts — and, on purpose, an unmapped
+// name and a loopback IP literal, to show that Chromium's resolver refuses
+// them anyway when the callback is wrong.
 func testAllow(_ context.Context, u *url.URL) error {
 	shared.mu.Lock()
 	shared.allowed = append(shared.allowed, u.String())
 	shared.mu.Unlock()
 	switch u.Hostname() {
-	case challengeHost, secondHost, unmappedHost:
+	case challengeHost, secondHost, unmappedHost, "127.0.0.1":
 		return nil
 	}
 	return fmt.Errorf("refused: %s is not allowed by the test policy", u.Hostname())
@@ -319,6 +320,7 @@ func TestRenderGate(t *testing.T) {
 		{"image to a private address", "http://10.0.0.1/x.png", false, "resource type Image", ""},
 		{"image on a refused host", "http://" + deniedHost + "/pixel.png", false, "resource type Image", ""},
 		{"allowed name Chromium must not resolve", "http://" + unmappedHost + "/api", true, "", "NAME_NOT_RESOLVED"},
+		{"allowed IP literal Chromium must not dial", "http://" + site.addr() + "/api/list", true, "", "NAME_NOT_RESOLVED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, ok := byURL[tc.url]
@@ -339,8 +341,10 @@ func TestRenderGate(t *testing.T) {
 			}
 		})
 	}
-	if hits := site.hitsFor(deniedHost); len(hits) != 0 {
-		t.Errorf("refused host was reached %d times: %+v", len(hits), hits)
+	for _, host := range []string{deniedHost, "127.0.0.1"} {
+		if hits := site.hitsFor(host); len(hits) != 0 {
+			t.Errorf("%s was reached %d times: %+v", host, len(hits), hits)
+		}
 	}
 	if r := byURL["http://"+challengeHost+"/api/list"]; r.Status != 200 || r.BlockedReason != "" {
 		t.Errorf("same-site fetch = %+v, want allowed with status 200", r)

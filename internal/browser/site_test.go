@@ -201,11 +201,12 @@ Promise.allSettled([
 	fetch("http://169.254.169.254/latest/meta-data/"),
 	fetch("http://%[1]s/api"),
 	fetch("http://%[2]s/api"),
+	fetch("http://%[3]s/api/list"),
 	fetch("/api/list"),
 ]).then(rs => {
 	document.getElementById("status").textContent = "settled:" + rs.map(r => r.status).join(",");
 });
-</script></body></html>`, deniedHost, unmappedHost)
+</script></body></html>`, deniedHost, unmappedHost, s.addr())
 	default:
 		http.NotFound(w, r)
 	}
