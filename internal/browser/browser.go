@@ -180,10 +180,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		<-allocCtx.Done()
 		b.browserCancel()
 		allocCancel() // waits for the main process to be reaped
-		killProcessesUsing(b.dir)
-		if err := removeAllRetry(b.dir); err != nil {
-			b.log.Warn("remove chromium profile", "dir", b.dir, "error", err)
-		}
+		cleanUp(b.dir, b.log)
 		close(b.done)
 	}()
 

@@ -2,6 +2,7 @@ package browser
 
 import (
 	"bytes"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,6 +66,22 @@ func processesUsing(dir string) []int {
 		}
 	}
 	return pids
+}
+
+// cleanUp kills what is left of the browser and removes its profile
+// directory, then looks again: a child caught mid-shutdown can recreate
+// files in the directory after it was removed.
+func cleanUp(dir string, log *slog.Logger) {
+	var err error
+	for range 3 {
+		killProcessesUsing(dir)
+		err = removeAllRetry(dir)
+		time.Sleep(100 * time.Millisecond)
+		if _, statErr := os.Stat(dir); os.IsNotExist(statErr) && len(processesUsing(dir)) == 0 {
+			return
+		}
+	}
+	log.Warn("chromium profile left behind", "dir", dir, "error", err)
 }
 
 // removeAllRetry removes the profile directory, retrying briefly because a
