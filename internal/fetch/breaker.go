@@ -168,6 +168,10 @@ func (t *HealthTracker) Record(ctx context.Context, host string, status int, hea
 		}
 		f = h.RecordFailure(now, ra)
 	case reqErr == nil:
+		if h.ConsecutiveErrors == 0 && h.BackoffUntil == nil {
+			// Nothing to forget: spare the store a write per request.
+			return h, f, nil
+		}
 		h.RecordSuccess()
 	default:
 		return h, f, nil

@@ -132,10 +132,29 @@ func (l *Limiter) Drain(host string) {
 // flight; call release when the response is read. It returns ctx.Err() if
 // ctx ends first.
 func (l *Limiter) Acquire(ctx context.Context, host string) (release func(), err error) {
+	return l.acquire(ctx, host, true, true)
+}
+
+// Hold waits for an in-flight slot at host (and overall) without spending a
+// token: the browser tier holds the host for a whole page load while every
+// request the page makes spends its own token through Take.
+func (l *Limiter) Hold(ctx context.Context, host string) (release func(), err error) {
+	return l.acquire(ctx, host, true, false)
+}
+
+// Take waits for a token of host's bucket (and any hold) and spends it,
+// without counting a request in flight. It is for requests made inside a
+// Hold, such as the sub-requests of a page the browser renders.
+func (l *Limiter) Take(ctx context.Context, host string) error {
+	_, err := l.acquire(ctx, host, false, true)
+	return err
+}
+
+func (l *Limiter) acquire(ctx context.Context, host string, slot, token bool) (release func(), err error) {
 	for {
 		l.mu.Lock()
 		s := l.slot(host)
-		if s.inFlight >= l.maxPerHost || l.inFlight >= l.maxInFlight {
+		if slot && (s.inFlight >= l.maxPerHost || l.inFlight >= l.maxInFlight) {
 			ch := l.released
 			l.mu.Unlock()
 			select {
@@ -146,26 +165,38 @@ func (l *Limiter) Acquire(ctx context.Context, host string) (release func(), err
 			}
 		}
 		now := l.clock.Now()
-		wait := s.wait(now)
-		if wait > 0 {
-			l.mu.Unlock()
-			if err := l.clock.Sleep(ctx, wait); err != nil {
-				return nil, err
+		if token {
+			if wait := s.wait(now); wait > 0 {
+				l.mu.Unlock()
+				if err := l.clock.Sleep(ctx, wait); err != nil {
+					return nil, err
+				}
+				continue
 			}
-			continue
+			_, interval := s.policy.effective()
+			if s.tat.Before(now) {
+				s.tat = now
+			}
+			s.tat = s.tat.Add(interval)
+			s.last = now
 		}
-		_, interval := s.policy.effective()
-		if s.tat.Before(now) {
-			s.tat = now
+		if !slot {
+			l.mu.Unlock()
+			return func() {}, nil
 		}
-		s.tat = s.tat.Add(interval)
-		s.last = now
 		s.inFlight++
 		l.inFlight++
 		l.mu.Unlock()
 		var once sync.Once
 		return func() { once.Do(func() { l.release(s) }) }, nil
 	}
+}
+
+// InFlight returns how many requests hold a slot right now.
+func (l *Limiter) InFlight() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inFlight
 }
 
 // wait is how long a request at now must wait for a token and any hold.

@@ -476,3 +476,39 @@ func (g *Guard) DialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	return nil, fmt.Errorf("guard dial %s: %w", host, errors.Join(errs...))
 }
+
+// CheckName resolves host the way DialContext would and refuses it when
+// any answer is a forbidden address. It is for clients that resolve names
+// themselves (the browser tier), where the guard cannot sit in the dialer;
+// pinned hosts and address literals are judged without asking DNS.
+func (g *Guard) CheckName(ctx context.Context, host string) error {
+	if _, ok := g.Resolve.lookup(host); ok {
+		return nil
+	}
+	if err := checkHostLiteral(host); err != nil {
+		return err
+	}
+	if _, isLiteral, _ := parseHostAddr(host); isLiteral {
+		return nil
+	}
+	lookup := g.LookupIP
+	if lookup == nil {
+		lookup = func(ctx context.Context, host string) ([]net.IP, error) {
+			return net.DefaultResolver.LookupIP(ctx, "ip", host)
+		}
+	}
+	ips, err := lookup(ctx, host)
+	if err != nil {
+		return fmt.Errorf("guard resolve %s: %w", host, err)
+	}
+	for _, ip := range ips {
+		a, ok := netip.AddrFromSlice(ip)
+		if !ok {
+			return &RefusedError{Host: host, IP: ip.String(), Reason: "invalid address"}
+		}
+		if reason := AddrRefusal(a.Unmap()); reason != "" {
+			return &RefusedError{Host: host, IP: a.Unmap().String(), Reason: reason}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,117 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"time"
+
+	"zhizhi/internal/model"
+)
+
+// Error classes written to crawl_log.error_class.
+const (
+	ClassRobots     = "robots"
+	ClassSSRF       = "ssrf"
+	ClassBreaker    = "breaker"
+	ClassBackoff    = "backoff"
+	ClassCaptcha    = "captcha"
+	ClassChallenge  = "challenge"
+	ClassNoBrowser  = "no_browser"
+	ClassBrowser    = "browser"
+	ClassBlocked    = "blocked" // a browser sub-request refused by the gate
+	ClassTimeout    = "timeout"
+	ClassTooLarge   = "too_large"
+	ClassRedirects  = "redirects"
+	ClassCanceled   = "canceled"
+	ClassNetwork    = "network"
+	ClassHTTPStatus = "http"
+)
+
+// ErrorClass names the kind of failure for crawl_log and reports.
+func ErrorClass(status int, err error) string {
+	var (
+		re *RobotsError
+		rf *RefusedError
+		be *BlockedError
+		tl *ErrTooLarge
+	)
+	switch {
+	case err == nil && (status == 0 || status < 400):
+		return ""
+	case err == nil:
+		return ClassHTTPStatus
+	case errors.As(err, &re):
+		return ClassRobots
+	case errors.As(err, &rf):
+		return ClassSSRF
+	case errors.As(err, &be):
+		if be.Reason == "breaker open" {
+			return ClassBreaker
+		}
+		return ClassBackoff
+	case errors.Is(err, ErrCaptcha):
+		return ClassCaptcha
+	case errors.Is(err, errChallenge), errors.Is(err, ErrChallengeNotCleared):
+		return ClassChallenge
+	case errors.Is(err, ErrNoBrowser):
+		return ClassNoBrowser
+	case errors.Is(err, ErrTimeout):
+		return ClassTimeout
+	case errors.As(err, &tl):
+		return ClassTooLarge
+	case errors.Is(err, ErrTooManyRedirects):
+		return ClassRedirects
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return ClassCanceled
+	case errors.Is(err, errBrowser):
+		return ClassBrowser
+	}
+	return ClassNetwork
+}
+
+// logRow writes one crawl_log row at once (outside any transaction, so a
+// crash loses none). A failure to log is logged, not returned: the request
+// has happened either way.
+func (c *Client) logRow(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire int64, dur time.Duration, err error) {
+	row := &model.CrawlLog{
+		SiteID:     req.SiteID,
+		TargetID:   req.TargetID,
+		Purpose:    req.Purpose,
+		Method:     req.Method,
+		Strategy:   tier,
+		Bytes:      wire,
+		Success:    err == nil && status >= 200 && status < 400,
+		ErrorClass: ErrorClass(status, err),
+		OccurredAt: at.UTC(),
+	}
+	if row.SiteID == nil {
+		if u != nil {
+			if pol := c.policy(hostOf(u)); pol.SiteID != 0 {
+				id := pol.SiteID
+				row.SiteID = &id
+			}
+		}
+	}
+	if u != nil {
+		row.Host = hostOf(u)
+		row.ArticleURL = u.String()
+	} else {
+		row.ArticleURL = req.URL
+	}
+	if status != 0 {
+		s := status
+		row.HTTPStatus = &s
+	}
+	if status != 0 || dur > 0 {
+		ms := int(dur / time.Millisecond)
+		row.DurationMS = &ms
+	}
+	if err != nil {
+		row.ErrorMsg = err.Error()
+	}
+	// The row must land even when the request's context was cancelled.
+	if lerr := c.store.InsertCrawlLog(context.WithoutCancel(ctx), row); lerr != nil {
+		c.log.Error("crawl log", "url", row.ArticleURL, "error", lerr)
+	}
+}

@@ -1,0 +1,284 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"zhizhi/internal/browser"
+	"zhizhi/internal/model"
+)
+
+// ErrNoBrowser: the host needs the browser tier (fetch strategy
+// playwright, or a cookie challenge) and this client has none.
+var ErrNoBrowser = errors.New("this host needs the browser tier (fetch strategy playwright or a cookie challenge), but no browser is configured: install Debian's chromium package or set ZHIZHI_CHROMIUM")
+
+// ErrChallengeNotCleared: the browser could not pass the site's cookie
+// challenge either; the page is not fetched.
+var ErrChallengeNotCleared = errors.New("the cookie challenge was not cleared by the browser tier")
+
+// errBrowser marks other browser-tier failures for crawl_log.
+var errBrowser = errors.New("browser tier")
+
+// Renderer is the browser tier as the client uses it; *browser.Browser is
+// one.
+type Renderer interface {
+	Render(ctx context.Context, rawURL string, opts browser.RenderOptions) (*browser.Page, error)
+	Close()
+}
+
+// BrowserConfig is what the client gives the browser it starts.
+type BrowserConfig struct {
+	UAToken string
+	Resolve map[string]string
+	// Allow is the gate for every request a page makes: the SSRF guard,
+	// robots.txt, the breaker and a token of the host's bucket.
+	Allow func(ctx context.Context, u *url.URL) error
+}
+
+// BrowserStarter starts the browser tier. The client calls it once, on
+// the first page that needs a browser, with a context that ends at Close.
+type BrowserStarter func(ctx context.Context, cfg BrowserConfig) (Renderer, error)
+
+// Chromium starts Debian's chromium (execPath, empty for the default)
+// through internal/browser. Images, fonts, media and style sheets are
+// never fetched: the text is what zhizhi reads.
+func Chromium(execPath string, logger *slog.Logger) BrowserStarter {
+	return func(ctx context.Context, cfg BrowserConfig) (Renderer, error) {
+		return browser.New(ctx, browser.Options{
+			ExecPath:   execPath,
+			UAToken:    cfg.UAToken,
+			Resolve:    cfg.Resolve,
+			Allow:      cfg.Allow,
+			BlockTypes: []string{"Image", "Font", "Media", "Stylesheet"},
+			MaxTabs:    1,
+			Logger:     logger,
+		})
+	}
+}
+
+// browserTier starts the renderer lazily and stops it at Close.
+type browserTier struct {
+	start BrowserStarter
+
+	mu     sync.Mutex
+	r      Renderer
+	err    error
+	cancel context.CancelFunc
+}
+
+func (t *browserTier) get(c *Client) (Renderer, error) {
+	if t.start == nil {
+		return nil, ErrNoBrowser
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.r != nil || t.err != nil {
+		return t.r, t.err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	resolve := make(map[string]string, len(c.guard.Resolve))
+	for h, a := range c.guard.Resolve {
+		resolve[h] = a
+	}
+	r, err := t.start(ctx, BrowserConfig{UAToken: c.ua, Resolve: resolve, Allow: c.allow})
+	if err != nil {
+		cancel()
+		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
+		return nil, t.err
+	}
+	t.r, t.cancel = r, cancel
+	return r, nil
+}
+
+func (t *browserTier) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.r != nil {
+		t.r.Close()
+		t.cancel()
+		t.r = nil
+	}
+}
+
+// allow is the browser's gate: every request a page makes passes the same
+// guard, robots.txt and breaker as a direct request and spends a token of
+// its host's bucket. The page's own host is held (Limiter.Hold) for the
+// whole visit, and internal/browser keeps one request in flight per host.
+func (c *Client) allow(ctx context.Context, u *url.URL) error {
+	if err := c.guard.CheckURL(u); err != nil {
+		return err
+	}
+	if err := c.guard.CheckName(ctx, u.Hostname()); err != nil {
+		return err
+	}
+	host := hostOf(u)
+	pol := c.policy(host)
+	if pol.robotsApply() && u.Path != "/robots.txt" {
+		if err := c.checkRobots(ctx, u, pol, true); err != nil {
+			return err
+		}
+	}
+	if _, err := c.health.Check(ctx, host); err != nil {
+		var be *BlockedError
+		if !errors.As(err, &be) || be.Reason == "breaker open" {
+			return err
+		}
+	}
+	return c.limiter.Take(ctx, host)
+}
+
+// viaBrowser loads u in the browser, waiting for a cookie challenge to
+// clear, harvests the cookies into the pool and logs every request the
+// page made.
+func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol SitePolicy) (*Response, error) {
+	host := hostOf(u)
+	fail := func(err error) (*Response, error) {
+		c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), 0, 0, 0, err)
+		return nil, err
+	}
+	r, err := c.browser.get(c)
+	if err != nil {
+		return fail(fmt.Errorf("fetch %s: %w", u.Redacted(), err))
+	}
+	if err := c.waitHealthy(ctx, host); err != nil {
+		return fail(err)
+	}
+	release, err := c.limiter.Hold(ctx, host)
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+	wall := time.Now()
+	page, rerr := r.Render(ctx, u.String(), browser.RenderOptions{
+		WaitChallenge:    true,
+		ChallengeMarkers: pol.challengeMarkers(),
+		CaptchaMarkers:   pol.CaptchaMarkers,
+	})
+	dur := time.Since(wall)
+	switch {
+	case rerr == nil:
+	case errors.Is(rerr, browser.ErrCaptcha):
+		rerr = fmt.Errorf("render %s: %w (%w)", u.Redacted(), ErrCaptcha, rerr)
+	case errors.Is(rerr, browser.ErrChallengeNotCleared):
+		rerr = fmt.Errorf("render %s: %w (%w)", u.Redacted(), ErrChallengeNotCleared, rerr)
+	default:
+		rerr = fmt.Errorf("render %s: %w: %w", u.Redacted(), errBrowser, rerr)
+	}
+	if page == nil {
+		return fail(rerr)
+	}
+	var wire int64
+	mainLogged := false
+	for i, rec := range page.Requests {
+		wire += rec.Bytes
+		ru, perr := url.Parse(rec.URL)
+		if perr != nil {
+			continue
+		}
+		r := req
+		r.URL, r.Method = rec.URL, rec.Method
+		if r.Method == "" {
+			r.Method = http.MethodGet
+		}
+		isMain := rec.ResourceType == "Document" && hostOf(ru) == host
+		if !isMain {
+			r.Purpose = PurposeAsset
+		}
+		var err error
+		switch {
+		case rec.BlockedReason != "":
+			err = fmt.Errorf("%s: %s", ClassBlocked, rec.BlockedReason)
+		case rec.Error != "":
+			err = fmt.Errorf("%w: %s", errBrowser, rec.Error)
+		case isMain && i == len(page.Requests)-1 && rerr != nil:
+			err = rerr
+		}
+		if isMain && rec.BlockedReason == "" {
+			mainLogged = true
+			if hErr := c.record(ctx, host, rec.Status, nil, nil); hErr != nil {
+				c.log.Error("record host health", "host", host, "error", hErr)
+			}
+		}
+		at := rec.StartedAt
+		if at.IsZero() || c.clockIsFake() {
+			at = c.clock.Now()
+		}
+		c.logRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, rec.Duration, err)
+	}
+	if rerr != nil {
+		if !mainLogged {
+			c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), page.Status, 0, dur, rerr)
+		}
+		return nil, rerr
+	}
+	if err := c.harvest(ctx, host, pol, page.Cookies); err != nil {
+		return nil, err
+	}
+	resp := &Response{
+		URL:       page.URL,
+		Status:    page.Status,
+		Header:    http.Header{"Content-Type": {"text/html; charset=utf-8"}},
+		Body:      []byte(page.HTML),
+		Tier:      TierBrowser,
+		WireBytes: wire,
+		Duration:  dur,
+	}
+	if page.Status == http.StatusOK && req.Purpose != model.PurposeRobots {
+		if err := c.noteURLState(ctx, u.String(), resp, nil); err != nil {
+			c.log.Error("update url state", "url", u.Redacted(), "error", err)
+		}
+	}
+	return resp, nil
+}
+
+// clockIsFake: crawl_log rows of browser requests carry Chromium's wall
+// stamps, unless the client runs on a test clock, where rows must agree
+// with the other rows' time.
+func (c *Client) clockIsFake() bool {
+	_, real := c.clock.(RealClock)
+	return !real
+}
+
+// harvest replaces host's cookie pool with what the browser holds, capped
+// at the site's cookie TTL.
+func (c *Client) harvest(ctx context.Context, host string, pol SitePolicy, cookies []model.Cookie) error {
+	now := c.clock.Now().UTC()
+	var keep []model.Cookie
+	for _, ck := range cookies {
+		if normalizeHostName(ck.Host) != host {
+			continue
+		}
+		ck.Host = host
+		ck.Source = "browser"
+		ck.CreatedAt = now
+		if pol.SiteID != 0 {
+			id := pol.SiteID
+			ck.SiteID = &id
+		}
+		if pol.CookieTTL > 0 {
+			capAt := now.Add(pol.CookieTTL)
+			if ck.ExpiresAt == nil || ck.ExpiresAt.After(capAt) {
+				ck.ExpiresAt = &capAt
+			}
+		}
+		keep = append(keep, ck)
+	}
+	if err := c.store.DeleteCookies(ctx, host); err != nil {
+		return err
+	}
+	if len(keep) > 0 {
+		if err := c.store.PutCookies(ctx, keep); err != nil {
+			return err
+		}
+	}
+	c.mu.Lock()
+	c.harvests[host]++
+	c.mu.Unlock()
+	return nil
+}
