@@ -19,9 +19,13 @@ func mustZone() *time.Location {
 	return time.FixedZone("CST", 8*3600)
 }
 
+// dateRe reads a date and an optional time of day. The time may follow the
+// date after white space, a "T" or a hyphen: gov.cn's firstpublishedtime
+// meta is written "2025-03-05-10:23:00". A zone offset is read only after a
+// time, so the hyphen before a time is never taken for a negative offset.
 var dateRe = regexp.MustCompile(`(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*日?` +
-	`(?:[\sT]*(\d{1,2})\s*[:时]\s*(\d{1,2})(?:\s*[:分]\s*(\d{1,2}))?\s*秒?)?` +
-	`\s*(Z|[+-]\d{2}:?\d{2})?`)
+	`(?:(?:\s*-\s*|[\sT]*)(\d{1,2})\s*[:时]\s*(\d{1,2})(?:\s*[:分]\s*(\d{1,2}))?(?:\.\d+)?\s*秒?` +
+	`\s*(Z|[+-]\d{2}:?\d{2})?)?`)
 
 var compactRe = regexp.MustCompile(`^(\d{4})(\d{2})(\d{2})(?:(\d{2})(\d{2})(\d{2})?)?$`)
 
@@ -49,7 +53,9 @@ func ParseDate(s string) (t time.Time, hasTime bool, err error) {
 		}
 		loc := Shanghai
 		if z := m[7]; z != "" {
-			loc = zoneOf(z)
+			if loc = zoneOf(z); loc == nil {
+				return time.Time{}, false, fmt.Errorf("parse date: %q has no valid zone offset", s)
+			}
 		}
 		return build(y, mo, d, hh, mm, ss, loc, s, hasTime)
 	}
@@ -90,6 +96,8 @@ func build(y, mo, d, hh, mm, ss int, loc *time.Location, src string, hasTime boo
 	return t.UTC(), hasTime, nil
 }
 
+// zoneOf reads "Z", "+08:00" or "+0800"; nil when the offset is beyond
+// what any zone uses (±14 h).
 func zoneOf(z string) *time.Location {
 	if z == "Z" {
 		return time.UTC
@@ -101,6 +109,9 @@ func zoneOf(z string) *time.Location {
 	digits := strings.ReplaceAll(z[1:], ":", "")
 	h, _ := strconv.Atoi(digits[:2])
 	m, _ := strconv.Atoi(digits[2:])
+	if h > 14 || m > 59 {
+		return nil
+	}
 	return time.FixedZone(z, sign*(h*3600+m*60))
 }
 

@@ -109,6 +109,11 @@ func TestParseDate(t *testing.T) {
 		{in: "2024-03-05T01:30:15Z", want: "2024-03-05T01:30:15Z", hasTime: true},
 		{in: "2024.3.5", want: "2024-03-04T16:00:00Z"},
 		{in: "20240305", want: "2024-03-04T16:00:00Z"},
+		{in: "2025-03-05-10:23:00", want: "2025-03-05T02:23:00Z", hasTime: true}, // gov.cn firstpublishedtime
+		{in: "2025-03-05 - 10:23", want: "2025-03-05T02:23:00Z", hasTime: true},
+		{in: "2024-03-05T09:30:15.250+08:00", want: "2024-03-05T01:30:15Z", hasTime: true},
+		{in: "2024-03-05 -0800", want: "2024-03-04T16:00:00Z"}, // no time: no zone either
+		{in: "2024-03-05T09:30:15+23:00", bad: true},
 		{in: "1709602215", want: "2024-03-05T01:30:15Z", hasTime: true},
 		{in: "1709602215000", want: "2024-03-05T01:30:15Z", hasTime: true},
 		{in: "2024年2月30日", bad: true},

@@ -126,16 +126,40 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 }
 
 // pickTitle prefers the page's own <h1> when the extractor's title is
-// the site-decorated <title> ("标题 - 某某网站") or missing.
+// the site-decorated <title> ("标题 - 某某网站") or missing. Portals that
+// set the headline in an h2 or h3 (gd.gov.cn: div.zw-title h3) get the
+// same: a heading the extracted title starts with, followed by a
+// decoration separator, is the title without the decoration.
 func pickTitle(doc *goquery.Document, extracted string) string {
+	extracted = CleanText(extracted)
 	h1 := CleanText(doc.Find("h1").First().Text())
 	if h1 != "" && (extracted == "" || strings.HasPrefix(extracted, h1)) {
 		return h1
 	}
-	if extracted != "" {
-		return CleanText(extracted)
+	if extracted == "" {
+		return CleanText(doc.Find("title").First().Text())
 	}
-	return CleanText(doc.Find("title").First().Text())
+	title := extracted
+	doc.Find("h1, h2, h3").EachWithBreak(func(_ int, s *goquery.Selection) bool {
+		h := CleanText(s.Text())
+		if len([]rune(h)) < 4 || !strings.HasPrefix(extracted, h) {
+			return true
+		}
+		if rest := strings.TrimSpace(extracted[len(h):]); rest == "" || startsWithSeparator(rest) {
+			title = h
+			return false
+		}
+		return true
+	})
+	return title
+}
+
+// titleSeparators set a site name off a headline in <title>.
+const titleSeparators = "_-|｜—–－·:："
+
+func startsWithSeparator(s string) bool {
+	r, _ := firstRune(s)
+	return strings.ContainsRune(titleSeparators, r)
 }
 
 // FindAttributeBlock finds the smallest table, dl, ul or div that holds at

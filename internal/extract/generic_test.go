@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 const govPage = `<!doctype html><html><head><title>关于印发清远市数字政府建设方案的通知 - 清远市人民政府</title>
@@ -46,6 +48,33 @@ func TestGeneric(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("links = %v", p.Links)
+	}
+}
+
+func TestPickTitle(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      string
+		extracted string
+		want      string
+	}{
+		{"h1 under a decorated title", `<h1>关于印发方案的通知</h1>`, "关于印发方案的通知 - 清远市人民政府", "关于印发方案的通知"},
+		{"h3 headline, underscore decoration", `<div class="zw-title"><h3>广东省推进数字政府改革建设若干措施</h3></div>`,
+			"广东省推进数字政府改革建设若干措施_广东省人民政府门户网站", "广东省推进数字政府改革建设若干措施"},
+		{"heading that is only a prefix of the headline", `<h2>关于印发</h2>`, "关于印发方案的通知", "关于印发方案的通知"},
+		{"em dash inside the headline is kept", `<h2>实施方案</h2>`, "实施方案（2025—2027年）", "实施方案（2025—2027年）"},
+		{"no extracted title: the title element", `<title>页面标题</title>`, "", "页面标题"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc, err := goquery.NewDocumentFromReader(strings.NewReader("<html><head></head><body>" + tt.body + "</body></html>"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := pickTitle(doc, tt.extracted); got != tt.want {
+				t.Errorf("pickTitle = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
 
