@@ -692,3 +692,80 @@ func inSubtree(parent map[string]string, id, root string) bool {
 	}
 	return false
 }
+
+// TestGenericAccuracyAgainstTruth measures the generic extractor, what a
+// page costs in quality when its site has no template, on the same pages.
+// It keeps lower bars than the template parsers: the title and the day of
+// publication must be right; the main text may carry a headline, a
+// "发布时间…来源…" line or an attribute table the templates leave out, so
+// only its mean similarity per site is held to 0.90. An exact
+// publish_time needs a machine-readable time (a <meta>) on the page; the
+// log shows where it falls back on a date.
+func TestGenericAccuracyAgainstTruth(t *testing.T) {
+	web := startSimWeb(t)
+	type tally struct {
+		n, title, day, exact, body int
+		simSum                     float64
+	}
+	bySite := map[string]*tally{}
+	day := func(tm time.Time) string { return tm.In(extract.Shanghai).Format("2006-01-02") }
+	for _, ta := range web.world.Truth() {
+		if ta.Access != "full" {
+			continue
+		}
+		body, err := web.page(ta.URL, true)
+		if err != nil {
+			t.Fatalf("%s: %v", ta.URL, err)
+		}
+		p, err := extract.Generic(body, mustParseURL(t, ta.URL), nil)
+		if err != nil {
+			t.Errorf("%s: %v", ta.URL, err)
+			continue
+		}
+		s := bySite[ta.SiteCode]
+		if s == nil {
+			s = &tally{}
+			bySite[ta.SiteCode] = s
+		}
+		s.n++
+		if p.Title == ta.Title {
+			s.title++
+		} else if s.n-s.title == 1 {
+			t.Logf("%s: generic title %q, want %q", ta.URL, p.Title, ta.Title)
+		}
+		if p.PublishTime != nil && day(*p.PublishTime) == day(ta.PublishTime) {
+			s.day++
+			if p.PublishTime.Equal(ta.PublishTime) {
+				s.exact++
+			}
+		} else if s.n-s.day == 1 {
+			t.Logf("%s: generic publish_time %v, want %v", ta.URL, p.PublishTime, ta.PublishTime)
+		}
+		sim := bodySimilarity(p.Text, ta.BodyText)
+		s.simSum += sim
+		if sim >= minBodySimilarity {
+			s.body++
+		}
+	}
+	sites := slices.Sorted(maps.Keys(bySite))
+	var b strings.Builder
+	fmt.Fprintf(&b, "generic extraction against the sim truth:\n%-10s %7s %7s %7s %9s %7s\n", "site", "title", "day", "exact", "body≥.95", "mean")
+	for _, site := range sites {
+		s := bySite[site]
+		fmt.Fprintf(&b, "%-10s %7s %7s %7s %9s %7.4f\n", site, fmt.Sprintf("%d/%d", s.title, s.n), fmt.Sprintf("%d/%d", s.day, s.n),
+			fmt.Sprintf("%d/%d", s.exact, s.n), fmt.Sprintf("%d/%d", s.body, s.n), s.simSum/float64(s.n))
+	}
+	t.Log(b.String())
+	for _, site := range sites {
+		s := bySite[site]
+		if acc := float64(s.title) / float64(s.n); acc < minAccuracy {
+			t.Errorf("%s: generic title right on %d of %d pages", site, s.title, s.n)
+		}
+		if acc := float64(s.day) / float64(s.n); acc < minAccuracy {
+			t.Errorf("%s: generic publication day right on %d of %d pages", site, s.day, s.n)
+		}
+		if mean := s.simSum / float64(s.n); mean < 0.90 {
+			t.Errorf("%s: generic body similarity %.4f on average, want ≥ 0.90", site, mean)
+		}
+	}
+}
