@@ -92,7 +92,9 @@ func loopbackOnly(t testing.TB) func(ctx context.Context, network, addr string) 
 // autoAdvance moves the fake clock to the next sleeper's deadline whenever
 // somebody sleeps and no request is in flight, until stop is closed. Time
 // never moves between a request's start and its end, so the sim's stamps
-// are exactly the client's decisions.
+// are exactly the client's decisions. With c nil, it advances whenever
+// somebody sleeps (a browser visit holds its host while its requests wait
+// for tokens).
 func autoAdvance(clock *FakeClock, c *Client, stop <-chan struct{}) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -103,7 +105,7 @@ func autoAdvance(clock *FakeClock, c *Client, stop <-chan struct{}) <-chan struc
 				return
 			default:
 			}
-			if next, ok := clock.NextWake(); ok && c.Limiter().InFlight() == 0 {
+			if next, ok := clock.NextWake(); ok && (c == nil || c.Limiter().InFlight() == 0) {
 				clock.Set(next)
 				continue
 			}
@@ -265,6 +267,50 @@ func checkWindowRule(t *testing.T, host string, log []sim.Access) {
 			}
 		}
 	}
+}
+
+// advancing runs the fake clock for the rest of the test.
+func (e *simEnv) advancing(t testing.TB, idleOnly bool) {
+	stop := make(chan struct{})
+	c := e.c
+	if !idleOnly {
+		c = nil
+	}
+	done := autoAdvance(e.clock, c, stop)
+	t.Cleanup(func() { close(stop); <-done })
+}
+
+// arrivals returns the paths and clock stamps the sim saw at host.
+func arrivals(w *sim.World, host string) ([]string, []time.Time) {
+	var paths []string
+	var at []time.Time
+	for _, a := range w.AccessLog(host) {
+		paths = append(paths, a.Path)
+		at = append(at, a.Arrived)
+	}
+	return paths, at
+}
+
+func mustDo(t *testing.T, c *Client, req Request) *Response {
+	t.Helper()
+	resp, err := c.Do(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Do %s: %v", req.URL, err)
+	}
+	return resp
+}
+
+// truthURL returns the first article URL of host whose path starts with
+// prefix.
+func truthURL(t testing.TB, w *sim.World, host, prefix string) string {
+	t.Helper()
+	for _, a := range w.Truth() {
+		if a.Host == host && strings.HasPrefix(strings.TrimPrefix(a.URL, "http://"+host), prefix) && !a.RobotsDisallowed {
+			return a.URL
+		}
+	}
+	t.Fatalf("no article at %s%s", host, prefix)
+	return ""
 }
 
 var _ = errors.New
