@@ -64,6 +64,8 @@ func ErrorClass(status int, err error) string {
 		return ClassRedirects
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return ClassCanceled
+	case errors.Is(err, errGate):
+		return ClassBlocked
 	case errors.Is(err, errBrowser):
 		return ClassBrowser
 	}

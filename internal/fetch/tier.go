@@ -25,6 +25,9 @@ var ErrChallengeNotCleared = errors.New("the cookie challenge was not cleared by
 // errBrowser marks other browser-tier failures for crawl_log.
 var errBrowser = errors.New("browser tier")
 
+// errGate marks a page's request refused by the browser gate.
+var errGate = errors.New("refused by the browser gate")
+
 // Renderer is the browser tier as the client uses it; *browser.Browser is
 // one.
 type Renderer interface {
@@ -193,7 +196,7 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		var err error
 		switch {
 		case rec.BlockedReason != "":
-			err = fmt.Errorf("%s: %s", ClassBlocked, rec.BlockedReason)
+			err = fmt.Errorf("%w: %s", errGate, rec.BlockedReason)
 		case rec.Error != "":
 			err = fmt.Errorf("%w: %s", errBrowser, rec.Error)
 		case isMain && i == len(page.Requests)-1 && rerr != nil:
