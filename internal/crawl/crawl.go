@@ -48,7 +48,7 @@ type Crawler struct {
 // Event reports progress.
 type Event struct {
 	Target  string
-	Kind    string // page | article | done
+	Kind    string // page | article | bytes | done
 	Outcome string // created | updated | unchanged | failed (articles)
 	Bytes   int64
 }
@@ -66,6 +66,7 @@ type Result struct {
 	Bytes      int64
 	Problems   []string // per-item failures, for the report
 	Err        error    // the target itself failed
+	Blocked    string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
 	Started    time.Time
 	Finished   time.Time
 }
@@ -209,6 +210,7 @@ func (j *job) get(ctx context.Context, r fetch.Request) (*fetch.Response, error)
 	resp, err := j.c.Fetch.Do(ctx, r)
 	if resp != nil {
 		j.res.Bytes += resp.WireBytes
+		j.c.emit(Event{Target: j.target.TargetCode, Kind: "bytes", Bytes: resp.WireBytes})
 	}
 	if err != nil {
 		return resp, err

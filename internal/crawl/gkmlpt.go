@@ -176,7 +176,7 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 			return fmt.Errorf("list API page %d: %w", page, err)
 		}
 		j.res.Pages++
-		j.c.emit(Event{Target: j.target.TargetCode, Kind: "page", Bytes: resp.WireBytes})
+		j.c.emit(Event{Target: j.target.TargetCode, Kind: "page"})
 		body, _, err := resp.Text()
 		if err != nil {
 			return fmt.Errorf("list API page %d: decode: %w", page, err)

@@ -139,6 +139,8 @@ func WriteTable(w io.Writer, results []Result) {
 	for _, r := range results {
 		status := "✓ 成功"
 		switch {
+		case r.Blocked != "":
+			status = "⛔ robots 禁止"
 		case r.Err != nil:
 			status = "✗ 失败"
 		case r.Failed > 0:
@@ -190,6 +192,9 @@ func WriteTable(w io.Writer, results []Result) {
 	for _, r := range results {
 		if r.Err != nil {
 			fmt.Fprintf(w, "✗ %s: %v\n", r.TargetCode, r.Err)
+		}
+		if r.Blocked != "" {
+			fmt.Fprintf(w, "⛔ %s: %s — not collected; zhizhi obeys robots.txt\n", r.TargetCode, r.Blocked)
 		}
 		for i, p := range r.Problems {
 			if i == 5 {

@@ -62,13 +62,14 @@ func (j *job) runTemplate(ctx context.Context) error {
 			if n > 0 && resp != nil && resp.Status == 404 {
 				return nil // pattern pagination ran past the last page
 			}
-			if fetch.IsRobotsDisallowed(err) && n == 0 {
-				return fmt.Errorf("entry page refused: %w", err)
+			if fetch.IsRobotsDisallowed(err) && n == 0 && !fetch.IsHostStop(err) {
+				j.res.Blocked = err.Error()
+				return nil
 			}
 			return fmt.Errorf("list page %d (%s): %w", n+1, pageURL, err)
 		}
 		j.res.Pages++
-		j.c.emit(Event{Target: j.target.TargetCode, Kind: "page", Bytes: resp.WireBytes})
+		j.c.emit(Event{Target: j.target.TargetCode, Kind: "page"})
 		var body []byte
 		if tmpl.List.Format == config.ListJSON {
 			body, _, err = resp.Text()

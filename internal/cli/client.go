@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"zhizhi/internal/config"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// chromiumAvailable reports whether the configured browser binary exists.
+func chromiumAvailable() bool {
+	st, err := os.Stat(settings.Chromium)
+	return err == nil && !st.IsDir()
+}
+
+// newClient builds the polite fetcher: the resolve map from ZHIZHI_RESOLVE,
+// every site's policy from the database and its adapter's resilience rules
+// from the configuration, and the browser tier when Chromium is installed.
+func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.Client, error) {
+	rm, err := fetch.ParseResolveMap(settings.Resolve)
+	if err != nil {
+		return nil, exitCode(2, fmt.Sprintf("ZHIZHI_RESOLVE / --resolve: %v", err))
+	}
+	opts := fetch.ClientOptions{
+		Store: st, Resolve: rm, Version: Version, ContactURL: settings.ContactURL,
+		Logger: slog.Default(),
+	}
+	if chromiumAvailable() {
+		opts.Browser = fetch.Chromium(settings.Chromium, slog.Default())
+	}
+	c, err := fetch.NewClient(opts)
+	if err != nil {
+		return nil, exitCode(1, err.Error())
+	}
+	if err := c.LoadSitePolicies(ctx, resilienceOf(b)); err != nil {
+		c.Close()
+		return nil, exitCode(1, err.Error())
+	}
+	return c, nil
+}
+
+// resilienceOf maps a site to its CMS adapter's resilience section.
+func resilienceOf(b *config.Bundle) func(model.Site) fetch.Resilience {
+	return func(s model.Site) fetch.Resilience {
+		if b == nil || s.CMSAdapter == "" {
+			return fetch.Resilience{}
+		}
+		a := b.CMS[s.CMSAdapter]
+		if a == nil {
+			return fetch.Resilience{}
+		}
+		return fetch.Resilience{
+			EscalateStatus:     a.Resilience.EscalateStatus,
+			EscalateSignatures: a.Resilience.EscalateBodySignatures,
+			CookieTTL:          time.Duration(a.Resilience.CookieTTLSeconds) * time.Second,
+		}
+	}
+}
+
+// loadBundle loads the configuration directory, refusing one with errors.
+func loadBundle() (*config.Bundle, error) {
+	b, problems := config.Load(settings.ConfigDir)
+	if config.HasErrors(problems) {
+		msg := fmt.Sprintf("configuration %s has %d error(s) — run `zhizhi config lint` and fix them:", settings.ConfigDir, len(config.Errors(problems)))
+		for i, p := range config.Errors(problems) {
+			if i == 5 {
+				msg += "\n  …"
+				break
+			}
+			msg += "\n  " + p.String()
+		}
+		return nil, exitCode(1, msg)
+	}
+	return b, nil
+}
+
+// politeGet fetches one URL through the whole polite stack.
+func politeGet(ctx context.Context, rawURL string) (*fetch.Response, error) {
+	st, err := openStore(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	b, _ := config.Load(settings.ConfigDir) // policies only; a broken config still lets one fetch through
+	c, err := newClient(ctx, st, b)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.Do(ctx, fetch.Request{URL: rawURL, Purpose: model.PurposeProbe})
+}

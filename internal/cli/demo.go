@@ -1,0 +1,214 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"zhizhi/internal/config"
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/model"
+	"zhizhi/internal/sim"
+	"zhizhi/internal/store"
+)
+
+func init() { register(newDemoCmd) }
+
+func newDemoCmd() *cobra.Command {
+	var once bool
+	var seed int64
+	cmd := &cobra.Command{
+		Use:   "demo [--once]",
+		Short: "Crawl the simulated government web end to end",
+		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports the
+bundled departments, syncs the bundled configuration into the database
+(ZHIZHI_DATA_DIR, SQLite by default), and crawls every target politely — the
+city portal through the headless-browser tier, which passes its cookie
+challenge. It prints a summary. With --once it then exits; otherwise the
+simulated web keeps running so you can explore it with the other commands.
+Run it again: the second crawl is incremental.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd, once, seed)
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "exit after the crawl instead of keeping the simulated web running")
+	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the simulated web")
+	return cmd
+}
+
+func runDemo(cmd *cobra.Command, once bool, seed int64) error {
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+
+	w, err := sim.Start(ctx, sim.Options{Seed: seed})
+	if err != nil {
+		return exitCode(1, "demo: start the simulated web: "+err.Error())
+	}
+	defer w.Close()
+	settings.Resolve = w.ResolveString()
+	fmt.Fprintf(out, "== 模拟政务网已启动 (simulated web): %d 个站点, 控制台 %s\n", len(w.Hosts())-1, w.ControlURL())
+
+	st, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(out, "== 数据库 (database): %s %s\n", st.Dialect(), redactedDB())
+
+	b, err := loadBundle()
+	if err != nil {
+		return err
+	}
+	if err := importDepartments(ctx, st, filepath.Join(settings.ConfigDir, config.DepartmentsFile), out); err != nil {
+		return err
+	}
+	rep, err := config.Sync(ctx, st, b)
+	if err != nil {
+		return exitCode(1, "demo: config sync: "+err.Error())
+	}
+	fmt.Fprintf(out, "== 配置同步 (config sync):\n%s\n", rep.String())
+
+	targets, err := st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	var skipped []string
+	if !chromiumAvailable() {
+		targets, skipped = withoutBrowserTargets(ctx, st, targets)
+		fmt.Fprintf(errw, "demo: Chromium is not installed at %s: skipping %d targets that need the browser tier: %v\n"+
+			"      install it with `apt-get install chromium` (make demo does this when run as root)\n", settings.Chromium, len(skipped), skipped)
+	}
+	fmt.Fprintf(out, "== 开始采集 %d 个栏目 (crawl): 礼貌速率 — 每站同时仅 1 个请求，约每 2 秒 1 个\n", len(targets))
+	results, err := runCrawl(cmd, st, b, targets)
+	if err != nil {
+		return err
+	}
+	crawl.WriteTable(out, results)
+	if err := demoSummary(ctx, st, w, out); err != nil {
+		return err
+	}
+	failed := 0
+	for _, r := range results {
+		if r.Err != nil {
+			failed++
+		}
+	}
+	fmt.Fprintf(out, `
+== 接下来可以看 (what next):
+  bin/zhizhi export --limit 3            RAG 增量导出 (JSON Lines)，游标打印在 stderr
+  bin/zhizhi target list                 栏目与部门绑定、分配的调度时间
+  bin/zhizhi demo                        再跑一次：增量采集，未变化的页面只得到 304
+  curl %s        模拟站点的“真值” (ground truth)
+  curl '%s/__sim/log?host=www.qingyuan.gov.test'   站点一侧的访问日志 (politeness from the site's side)
+  数据目录 (data dir): %s
+`, w.ControlURL(), hostOnly(w.ControlURL()), settings.DataDir)
+	if failed > 0 {
+		return exitCode(1, fmt.Sprintf("demo: %d targets failed (reasons above)", failed))
+	}
+	if once {
+		return nil
+	}
+	fmt.Fprintf(out, "\n模拟政务网继续运行，按 Ctrl-C 停止。In another shell:\n  export ZHIZHI_RESOLVE=%s\n", w.ResolveString())
+	<-ctx.Done()
+	return nil
+}
+
+func hostOnly(controlURL string) string {
+	for i := len("http://"); i < len(controlURL); i++ {
+		if controlURL[i] == '/' {
+			return controlURL[:i]
+		}
+	}
+	return controlURL
+}
+
+func redactedDB() string {
+	u := databaseURL()
+	if len(u) > 11 && u[:11] == "postgres://" {
+		return "postgres://…"
+	}
+	return u
+}
+
+// importDepartments loads the bundled department CSV when it exists.
+func importDepartments(ctx context.Context, st *store.Store, path string, out io.Writer) error {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	defer f.Close()
+	depts, bad := config.ReadDepartmentsCSV(f, path)
+	if len(bad) > 0 {
+		msg := fmt.Sprintf("demo: %s has %d bad line(s); nothing imported:", path, len(bad))
+		for _, e := range bad {
+			msg += "\n  " + e.Error()
+		}
+		return exitCode(1, msg)
+	}
+	created, updated, err := st.ImportDepartments(ctx, depts)
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	fmt.Fprintf(out, "== 本地部门 (departments): %d 个 (新增 %d, 更新 %d)\n", len(depts), created, updated)
+	return nil
+}
+
+// withoutBrowserTargets drops the targets of browser-strategy sites.
+func withoutBrowserTargets(ctx context.Context, st *store.Store, targets []model.Target) (kept []model.Target, skipped []string) {
+	sites := map[int64]*model.Site{}
+	for _, t := range targets {
+		s := sites[t.SiteID]
+		if s == nil {
+			var err error
+			if s, err = st.SiteByID(ctx, t.SiteID); err != nil {
+				kept = append(kept, t)
+				continue
+			}
+			sites[t.SiteID] = s
+		}
+		if s.DefaultFetchStrategy == model.StrategyBrowser {
+			skipped = append(skipped, t.TargetCode)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	return kept, skipped
+}
+
+// demoSummary prints what the database now holds, per site, next to what
+// the simulated web really publishes.
+func demoSummary(ctx context.Context, st *store.Store, w *sim.World, out io.Writer) error {
+	truth := map[string]int{}
+	for _, a := range w.Truth() {
+		if !a.RobotsDisallowed && a.TargetCode != "" {
+			truth[a.SiteCode]++
+		}
+	}
+	counts, err := st.ArticleCounts(ctx)
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	codes := make([]string, 0, len(truth))
+	for c := range truth {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	fmt.Fprintln(out, "\n== 入库结果 (stored vs. published):")
+	for _, c := range codes {
+		n := counts[c]
+		fmt.Fprintf(out, "  %-10s ready %3d · failed %2d · 站点实际发布 %3d\n", c, n.Ready, n.Failed, truth[c])
+	}
+	return nil
+}
