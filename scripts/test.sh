@@ -13,7 +13,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-say() { echo "test: $*"; }
+say() { printf "test: [%4ds] %s\n" "$SECONDS" "$*"; }
 loud() {
   echo "##########################################################################" >&2
   for l in "$@"; do printf '# %-70s #\n' "$l" >&2; done
