@@ -11,7 +11,9 @@ import (
 	"sync"
 	"time"
 
+	"zhizhi/internal/adapter"
 	"zhizhi/internal/config"
+	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -40,6 +42,9 @@ type Crawler struct {
 	SummaryHeadBytes int64
 	// MaxListPages bounds pagination when a template does not (default 50).
 	MaxListPages int
+	// MaxRechecks bounds the conditional re-checks of known articles per
+	// target and run (default 200).
+	MaxRechecks int
 
 	once  sync.Once
 	cache *indexCache
@@ -158,11 +163,14 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 		return res
 	}
 	res.SiteCode = site.SiteCode
-	job := &job{c: c, site: site, target: t, res: &res}
+	job := &job{c: c, site: site, target: t, res: &res, visited: map[string]bool{}}
 	if site.CMSAdapter != "" {
 		err = job.runGkmlpt(ctx)
 	} else {
 		err = job.runTemplate(ctx)
+	}
+	if err == nil && res.Blocked == "" && job.parse != nil {
+		err = job.recheckDue(ctx)
 	}
 	if err != nil {
 		res.Err = err
@@ -180,6 +188,9 @@ type job struct {
 	target model.Target
 	res    *Result
 	newest *time.Time
+
+	parse   detailParser    // the target's detail parser, set by runTemplate/runGkmlpt
+	visited map[string]bool // url_hash of every article handled in this run
 }
 
 func (j *job) siteFile() (*config.SiteFile, error) {
@@ -243,6 +254,30 @@ func (j *job) count(outcome string) {
 		j.res.Failed++
 	}
 	j.c.emit(Event{Target: j.target.TargetCode, Kind: "article", Outcome: outcome})
+}
+
+// recheckDue re-checks, with conditional requests, the target's stored
+// articles that url_state says are due and that this run has not touched:
+// edits to old articles are found without paging whole lists again.
+func (j *job) recheckDue(ctx context.Context) error {
+	limit := j.c.MaxRechecks
+	if limit <= 0 {
+		limit = 200
+	}
+	due, err := j.c.Store.DueArticles(ctx, j.target.ID, j.c.now(), limit)
+	if err != nil {
+		return err
+	}
+	for _, d := range due {
+		_, hash, err := extract.URLHash(d.URL)
+		if err != nil || j.visited[hash] {
+			continue
+		}
+		if _, err := j.processItem(ctx, adapter.ListItem{URL: d.URL, NativePostID: d.NativePostID}, j.parse); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isStop reports errors after which the rest of a target can't go on: the

@@ -157,6 +157,7 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 	parse := func(body []byte, u *url.URL) (*adapter.Detail, error) {
 		return adapter.ParseDetail(body, u, a.Detail.DetailTemplate)
 	}
+	j.parse = parse
 	vars := map[string]string{
 		"base_url": strings.TrimRight(j.site.BaseURL, "/"), "dept_path": dept.DeptPath,
 		"column_id": j.target.ColumnID, "sid": sid,

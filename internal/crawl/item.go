@@ -32,6 +32,9 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 		j.count(model.StatusFailed)
 		return false, nil
 	}
+	if j.visited != nil {
+		j.visited[hash] = true
+	}
 	var existing *model.Article
 	if item.NativePostID != "" {
 		existing, err = j.c.Store.ArticleByNativeID(ctx, j.site.ID, item.NativePostID)

@@ -53,6 +53,7 @@ func (j *job) runTemplate(ctx context.Context) error {
 	parse := func(body []byte, u *url.URL) (*adapter.Detail, error) {
 		return adapter.ParseDetail(body, u, tmpl.Detail)
 	}
+	j.parse = parse
 	pageURL := entry.String()
 	seen := map[string]bool{}
 	for n := 0; n < maxPages && pageURL != "" && !seen[pageURL]; n++ {
