@@ -3,6 +3,7 @@ package sim
 import (
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,27 @@ type logWriter struct {
 	slowBPS int
 	done    <-chan struct{}
 	ctxDone <-chan struct{}
+	// finish ends the request's in-flight count; called before the write
+	// that completes the declared Content-Length.
+	finish func()
+	// declared is the Content-Length sent, -1 when none (read at the
+	// first write).
+	declared int64
+	seenHdr  bool
+}
+
+// beforeWrite calls finish when writing n more bytes completes the body.
+func (lw *logWriter) beforeWrite(n int) {
+	if !lw.seenHdr {
+		lw.seenHdr = true
+		lw.declared = -1
+		if v, err := strconv.ParseInt(lw.Header().Get("Content-Length"), 10, 64); err == nil {
+			lw.declared = v
+		}
+	}
+	if lw.finish != nil && lw.declared >= 0 && lw.bytes+int64(n) >= lw.declared {
+		lw.finish()
+	}
 }
 
 func (lw *logWriter) WriteHeader(code int) {
@@ -55,6 +77,7 @@ func (lw *logWriter) Write(p []byte) (int, error) {
 	if lw.slowBPS > 0 {
 		return lw.writeSlow(p)
 	}
+	lw.beforeWrite(len(p))
 	n, err := lw.ResponseWriter.Write(p)
 	lw.bytes += int64(n)
 	return n, err
@@ -66,6 +89,7 @@ func (lw *logWriter) writeSlow(p []byte) (int, error) {
 	written := 0
 	for len(p) > 0 {
 		n := min(chunk, len(p))
+		lw.beforeWrite(n)
 		m, err := lw.ResponseWriter.Write(p[:n])
 		lw.bytes += int64(m)
 		written += m

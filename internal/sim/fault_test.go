@@ -326,3 +326,22 @@ func TestAccessLogClockAndOverallInFlight(t *testing.T) {
 		t.Errorf("in flight at arrival: host %d, all %d; want 0 and 1", a.InFlightAtArrival, a.InFlightAllAtArrival)
 	}
 }
+
+// TestInFlightEndsWithTheLastByte: once a client holds the whole declared
+// body, the request no longer counts as in flight, even if the handler has
+// not returned yet, so a polite client's next request is not miscounted.
+func TestInFlightEndsWithTheLastByte(t *testing.T) {
+	w := startWorld(t, Options{Seed: 1})
+	c := client(w)
+	const host = "www.yingde.gov.test"
+	if err := w.SetFault(host, Fault{Kind: FaultSlow, BytesPerSec: 100}); err != nil {
+		t.Fatal(err)
+	}
+	r := get(t, c, "GET", "http://"+host+"/robots.txt")
+	if len(r.body) <= 10 {
+		t.Fatalf("robots.txt too short (%d bytes) to be trickled", len(r.body))
+	}
+	if n, all := w.inflight[host].Load(), w.inflightAll.Load(); n != 0 || all != 0 {
+		t.Errorf("after the whole body arrived: in flight at host %d, overall %d; want 0", n, all)
+	}
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"net/http"
 	"strings"
+	"sync"
 )
 
 // siteHandler wraps a site's routes with the access log, faults and, on the
@@ -12,10 +13,21 @@ func (w *World) siteHandler(s *site) http.Handler {
 		arrived := w.opts.Clock()
 		counter := w.inflight[s.Host]
 		others := counter.Add(1) - 1
-		defer counter.Add(-1)
 		othersAll := w.inflightAll.Add(1) - 1
-		defer w.inflightAll.Add(-1)
-		lw := &logWriter{ResponseWriter: rw, done: w.done, ctxDone: r.Context().Done()}
+		// A request stops counting as in flight just before the last byte
+		// of its declared body is handed to the connection (or when the
+		// handler returns, whichever is first): once the client can hold
+		// the whole answer it may rightly send its next request, perhaps
+		// before this goroutine runs again.
+		var once sync.Once
+		finish := func() {
+			once.Do(func() {
+				counter.Add(-1)
+				w.inflightAll.Add(-1)
+			})
+		}
+		defer finish()
+		lw := &logWriter{ResponseWriter: rw, done: w.done, ctxDone: r.Context().Done(), finish: finish}
 		acc := Access{
 			Host: s.Host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 			Arrived: arrived, InFlightAtArrival: int(others), InFlightAllAtArrival: int(othersAll),
