@@ -223,9 +223,6 @@ func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.
 	if a.PublishTime == nil && len(dateTexts) > 0 {
 		problems = append(problems, fmt.Sprintf("publish time %q does not parse", dateTexts[0]))
 	}
-	if a.PublishDate == "" && a.PublishTime != nil {
-		a.PublishDate = a.PublishTime.In(extract.Shanghai).Format("2006-01-02")
-	}
 
 	meta := map[string]any{"raw": attr.Raw}
 	if len(attr.Order) > 0 {
