@@ -55,7 +55,9 @@ func newSimEnv(t testing.TB, scale int, opts ClientOptions) *simEnv {
 func (e *simEnv) client(t testing.TB, opts ClientOptions) *Client {
 	t.Helper()
 	opts.Store = e.st
-	opts.Clock = e.clock
+	if opts.Clock == nil {
+		opts.Clock = e.clock
+	}
 	opts.Resolve = ResolveMap(e.w.ResolveMap())
 	opts.Version = "test"
 	opts.ContactURL = "https://zhizhi.example/contact"

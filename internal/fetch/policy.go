@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"bytes"
 	"net/url"
 	"slices"
 	"strings"
@@ -127,7 +128,7 @@ func (p SitePolicy) escalates(status int, body []byte) bool {
 		return true
 	}
 	for _, sig := range p.EscalateSignatures {
-		if sig != "" && strings.Contains(string(body), sig) {
+		if sig != "" && bytes.Contains(body, []byte(sig)) {
 			return true
 		}
 	}
@@ -137,7 +138,7 @@ func (p SitePolicy) escalates(status int, body []byte) bool {
 // isCaptcha reports whether an HTML body is a CAPTCHA wall.
 func (p SitePolicy) isCaptcha(body []byte) bool {
 	for _, m := range p.captchaMarkers() {
-		if m != "" && strings.Contains(string(body), m) {
+		if m != "" && bytes.Contains(body, []byte(m)) {
 			return true
 		}
 	}
