@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -95,6 +96,11 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	}
 	if p.PublishTime == nil {
+		if t, ok := visibleTime(doc.Find("body").Text()); ok {
+			p.PublishTime = &t
+		}
+	}
+	if p.PublishTime == nil {
 		if v := p.Canonical[FieldPublishDate]; v != "" {
 			if t, _, err := ParseDate(v); err == nil {
 				p.PublishTime = &t
@@ -123,6 +129,27 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	})
 	return p, nil
+}
+
+// timeLabelRe finds the labels under which portals print an article's
+// publication time as text ("发布时间：2025-03-05 10:20").
+var timeLabelRe = regexp.MustCompile(`(?:发布时间|发布日期|发表时间)\s*[:：]`)
+
+// visibleTime reads the first publication time printed as text after one
+// of the labels, for pages with no machine-readable <meta> time. Only a
+// date with a time of day counts: a bare date is no better than the
+// attribute block's 发布日期, which comes next.
+func visibleTime(text string) (time.Time, bool) {
+	for _, loc := range timeLabelRe.FindAllStringIndex(text, 8) {
+		rest := text[loc[1]:]
+		if len(rest) > 48 {
+			rest = rest[:48] // ParseDate takes the first date anywhere in its input
+		}
+		if t, hasTime, err := ParseDate(rest); err == nil && hasTime {
+			return t, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // pickTitle prefers the page's own <h1> when the extractor's title is

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 )
@@ -73,6 +74,31 @@ func TestPickTitle(t *testing.T) {
 			}
 			if got := pickTitle(doc, tt.extracted); got != tt.want {
 				t.Errorf("pickTitle = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestVisibleTime(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want string // RFC3339 UTC; "" for none
+	}{
+		{"info line", "首页 > 通知公告 发布时间：2025-03-05 10:20　来源：连州市人民政府办公室", "2025-03-05T02:20:00Z"},
+		{"a bare date is skipped for a later time", "发布日期：2025年3月5日 关键词：教育 发布时间: 2025-03-05 10:20", "2025-03-05T02:20:00Z"},
+		{"only a bare date", "发布日期：2025年3月5日", ""},
+		{"a date far from its label is not taken", "发布时间：" + strings.Repeat("（见附件）", 10) + "2025-03-05 10:20", ""},
+		{"no label", "2025-03-05 10:20", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := visibleTime(tt.text)
+			switch {
+			case tt.want == "" && ok:
+				t.Errorf("visibleTime = %v, want none", got)
+			case tt.want != "" && (!ok || got.Format(time.RFC3339) != tt.want):
+				t.Errorf("visibleTime = %v, %v; want %s", got, ok, tt.want)
 			}
 		})
 	}
