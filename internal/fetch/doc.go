@@ -1,7 +1,14 @@
-// Package fetch owns zhizhi's polite HTTP: the robots.txt matcher (RFC 9309),
-// the per-host limiter, backoff and circuit breaker, the SSRF guard with its
-// resolve map, size/time/redirect limits and charset decoding. Every rule that
-// depends on time reads an injected Clock so tests never sleep for real, and
-// every politeness state lives in a plain struct mirroring model.HostState so
-// the store can persist it and a restart forgives nothing.
+// Package fetch owns zhizhi's polite HTTP. Client.Do is the one way out:
+// every request, whatever its purpose or tier, passes the SSRF guard and
+// its resolve map, robots.txt (RFC 9309, our own matcher; cached in
+// host_state for 24 h and revalidated with a conditional GET every
+// RobotsRecheck, so a tightened file applies within minutes, or at the
+// next request after ForgetRobots), the host's backoff and breaker, the
+// host limiter (token bucket, one in flight per host, four overall), size
+// and time limits, then url_state (validators, content hash, next check)
+// and a crawl_log row committed at once. Hosts whose policy or answer asks
+// for it go through the browser tier once; its cookies are then reused by
+// direct requests. Every rule that depends on time reads an injected Clock
+// so tests never sleep for real, and politeness state lives in the store
+// so a restart forgives nothing.
 package fetch

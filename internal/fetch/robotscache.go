@@ -55,8 +55,12 @@ func (e *robotsEntry) readable() bool {
 func (c *Client) ForgetRobots(host string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.robots[normalizeHostName(host)]; e != nil {
-		e.checkedAt = time.Time{}
+	host = normalizeHostName(host)
+	if e := c.robots[host]; e != nil {
+		// Entries are never changed in place: readers hold them unlocked.
+		cp := *e
+		cp.checkedAt = time.Time{}
+		c.robots[host] = &cp
 	}
 }
 
@@ -123,10 +127,8 @@ func (c *Client) robotsFor(ctx context.Context, u *url.URL, pol SitePolicy, cach
 		return nil, err
 	}
 	c.setRobots(host, fresh, pol)
-	if fresh != prev {
-		if err := c.saveRobots(ctx, host, fresh); err != nil {
-			return nil, err
-		}
+	if err := c.saveRobots(ctx, host, fresh); err != nil {
+		return nil, err
 	}
 	return fresh, nil
 }
@@ -218,9 +220,10 @@ func (c *Client) fetchRobots(ctx context.Context, u *url.URL, prev *robotsEntry)
 		// caller gave up. Nothing is cached.
 		return nil, err
 	case err == nil && resp.NotModified && prev != nil:
-		prev.checkedAt = now
-		prev.fetchedAt = now
-		return prev, nil
+		// Still the same file: a fresh copy, valid for another RobotsTTL.
+		cp := *prev
+		cp.checkedAt, cp.fetchedAt = now, now
+		return &cp, nil
 	}
 	e := &robotsEntry{fetchedAt: now, checkedAt: now}
 	if err != nil {
