@@ -5,6 +5,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -23,6 +24,7 @@ type Settings struct {
 	Listen      string
 	ContactURL  string
 	Chromium    string
+	LogLevel    string
 }
 
 var settings Settings
@@ -56,6 +58,7 @@ const envHelp = `Environment (flags override them for one run):
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium
+  ZHIZHI_LOG_LEVEL     debug, info, warn or error; default warn
 `
 
 func envOr(name, def string) string {
@@ -86,7 +89,15 @@ per host.
 	pf.StringVar(&settings.Listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "listen address (env ZHIZHI_LISTEN)")
 	pf.StringVar(&settings.ContactURL, "contact-url", envOr("ZHIZHI_CONTACT_URL", "https://zhizhi.example/contact"), "contact URL for the User-Agent (env ZHIZHI_CONTACT_URL)")
 	pf.StringVar(&settings.Chromium, "chromium", envOr("ZHIZHI_CHROMIUM", "/usr/bin/chromium"), "chromium binary (env ZHIZHI_CHROMIUM)")
-	root.SetHelpTemplate(root.HelpTemplate())
+	pf.StringVar(&settings.LogLevel, "log-level", envOr("ZHIZHI_LOG_LEVEL", "warn"), "log level: debug, info, warn, error (env ZHIZHI_LOG_LEVEL)")
+	root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(settings.LogLevel)); err != nil {
+			return exitCode(2, fmt.Sprintf("--log-level / ZHIZHI_LOG_LEVEL %q: use debug, info, warn or error", settings.LogLevel))
+		}
+		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+		return nil
+	}
 	for _, f := range commands {
 		root.AddCommand(f())
 	}

@@ -108,6 +108,17 @@ func (c *Crawler) Run(ctx context.Context, targets []model.Target) []Result {
 		}
 		bySite[t.SiteID] = append(bySite[t.SiteID], i)
 	}
+	// A run starts from each host's current robots.txt: a tightened file
+	// applies at once (the client revalidates it with a conditional GET).
+	if f, ok := c.Fetch.(interface{ ForgetRobots(host string) }); ok {
+		for _, sid := range siteOrder {
+			if site, err := c.Store.SiteByID(ctx, sid); err == nil {
+				if u, err := url.Parse(site.BaseURL); err == nil {
+					f.ForgetRobots(u.Hostname())
+				}
+			}
+		}
+	}
 	results := make([]Result, len(targets))
 	var wg sync.WaitGroup
 	for _, sid := range siteOrder {

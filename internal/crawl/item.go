@@ -122,6 +122,12 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 		a.HasAttachment = len(atts) > 0
 	}
 
+	if err := ValidateArticle(a, j.c.now()); err != nil {
+		// A contract breach is our bug, not the site's: store nothing.
+		j.fail("%s: output contract: %v", norm, err)
+		j.count(model.StatusFailed)
+		return false, nil
+	}
 	id, outcome, err := j.c.Store.UpsertArticle(ctx, a)
 	if err != nil {
 		j.fail("%s: store: %v", norm, err)
