@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"time"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -38,29 +38,11 @@ func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.C
 	if err != nil {
 		return nil, exitCode(1, err.Error())
 	}
-	if err := c.LoadSitePolicies(ctx, resilienceOf(b)); err != nil {
+	if err := c.LoadSitePolicies(ctx, crawl.Resilience(b)); err != nil {
 		c.Close()
 		return nil, exitCode(1, err.Error())
 	}
 	return c, nil
-}
-
-// resilienceOf maps a site to its CMS adapter's resilience section.
-func resilienceOf(b *config.Bundle) func(model.Site) fetch.Resilience {
-	return func(s model.Site) fetch.Resilience {
-		if b == nil || s.CMSAdapter == "" {
-			return fetch.Resilience{}
-		}
-		a := b.CMS[s.CMSAdapter]
-		if a == nil {
-			return fetch.Resilience{}
-		}
-		return fetch.Resilience{
-			EscalateStatus:     a.Resilience.EscalateStatus,
-			EscalateSignatures: a.Resilience.EscalateBodySignatures,
-			CookieTTL:          time.Duration(a.Resilience.CookieTTLSeconds) * time.Second,
-		}
-	}
 }
 
 // loadBundle loads the configuration directory, refusing one with errors.

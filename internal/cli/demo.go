@@ -104,13 +104,16 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	}
 	fmt.Fprintf(out, `
 == 接下来可以看 (what next):
-  bin/zhizhi export --limit 3            RAG 增量导出 (JSON Lines)，游标打印在 stderr
-  bin/zhizhi target list                 栏目与部门绑定、分配的调度时间
-  bin/zhizhi demo                        再跑一次：增量采集，未变化的页面只得到 304
-  curl %s        模拟站点的“真值” (ground truth)
-  curl '%s/__sim/log?host=www.qingyuan.gov.test'   站点一侧的访问日志 (politeness from the site's side)
+  bin/zhizhi export --limit 3     RAG 增量导出 (JSON Lines)，下次的游标打印在 stderr
+  bin/zhizhi target list          栏目、部门绑定与系统分配的调度时间
+  bin/zhizhi demo --once          再跑一次：增量采集，未变化的页面只得到 304
   数据目录 (data dir): %s
-`, w.ControlURL(), hostOnly(w.ControlURL()), settings.DataDir)
+`, settings.DataDir)
+	if !once {
+		fmt.Fprintf(out, `  curl %s/__sim/truth      模拟站点的“真值” (ground truth)
+  curl '%s/__sim/log?host=www.qingyuan.gov.test'   站点一侧的访问日志 (politeness, seen by the site)
+`, w.ControlURL(), w.ControlURL())
+	}
 	if failed > 0 {
 		return exitCode(1, fmt.Sprintf("demo: %d targets failed (reasons above)", failed))
 	}
@@ -120,15 +123,6 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	fmt.Fprintf(out, "\n模拟政务网继续运行，按 Ctrl-C 停止。In another shell:\n  export ZHIZHI_RESOLVE=%s\n", w.ResolveString())
 	<-ctx.Done()
 	return nil
-}
-
-func hostOnly(controlURL string) string {
-	for i := len("http://"); i < len(controlURL); i++ {
-		if controlURL[i] == '/' {
-			return controlURL[:i]
-		}
-	}
-	return controlURL
 }
 
 func redactedDB() string {

@@ -87,25 +87,13 @@ func newWorld(t testing.TB, st *store.Store, browser bool) *world {
 		t.Fatal(err)
 	}
 	for _, s := range sites {
-		p := fetch.PolicyFor(s, resilience(b, s))
+		p := fetch.PolicyFor(s, crawl.Resilience(b)(s))
 		// The simulation is ours: loosen the limiter so the test is quick.
 		// robots.txt is still obeyed (RespectRobots stays as configured).
 		p.Owned, p.Interval, p.Burst = true, time.Millisecond, 1000
 		c.SetSitePolicy(fetch.SiteHost(s), p)
 	}
 	return &world{sim: w, st: st, bundle: b, client: c}
-}
-
-func resilience(b *config.Bundle, s model.Site) fetch.Resilience {
-	a := b.CMS[s.CMSAdapter]
-	if a == nil {
-		return fetch.Resilience{}
-	}
-	return fetch.Resilience{
-		EscalateStatus:     a.Resilience.EscalateStatus,
-		EscalateSignatures: a.Resilience.EscalateBodySignatures,
-		CookieTTL:          time.Duration(a.Resilience.CookieTTLSeconds) * time.Second,
-	}
 }
 
 // crawl runs every enabled target (without the city portal's when there
