@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/extract"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -31,12 +32,12 @@ func TestCrawlWorldMatchesTruth(t *testing.T) {
 		if blocked != 1 {
 			t.Errorf("%d targets blocked by robots.txt, want 1 (gd_ref_rsrm)", blocked)
 		}
-		score(t, st, w.sim.Truth(), browser).assert(t)
+		crawltest.Score(t, st, w.sim.Truth(), browser).Assert(t)
 
 		// The output contract (seed 004 §7.5.7): fetch_strategy agrees with
 		// the tier crawl_log recorded for the same URL.
 		ctx := context.Background()
-		for _, a := range allArticles(t, st) {
+		for _, a := range crawltest.AllArticles(t, st) {
 			if a.Status != model.StatusReady {
 				continue
 			}
@@ -73,7 +74,7 @@ func TestSecondCrawlIsIncremental(t *testing.T) {
 	w := newWorld(t, st, false)
 	start := time.Now()
 	w.crawl(t, nil, false)
-	before := allArticles(t, st)
+	before := crawltest.AllArticles(t, st)
 
 	rep := w.sim.Advance(72 * time.Hour)
 	if len(rep.Published) == 0 || len(rep.Edited) == 0 {
@@ -113,7 +114,7 @@ func TestSecondCrawlIsIncremental(t *testing.T) {
 			fetchedFull[u] = true
 		}
 	}
-	after := allArticles(t, st)
+	after := crawltest.AllArticles(t, st)
 	truth := map[string]string{}
 	for _, a := range w.sim.Truth() {
 		n, _ := extract.NormalizeURL(a.URL)
@@ -138,7 +139,7 @@ func TestSecondCrawlIsIncremental(t *testing.T) {
 		if before[mustHash(n)].ContentText == a.ContentText {
 			t.Errorf("edit of %s not stored", u)
 		}
-		if s := similarity(truth[n], a.ContentText); s < 0.95 {
+		if s := crawltest.Similarity(truth[n], a.ContentText); s < 0.95 {
 			t.Errorf("edited %s: stored body %.3f similar to the truth", u, s)
 		}
 	}
