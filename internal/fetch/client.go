@@ -480,7 +480,11 @@ func (c *Client) direct(ctx context.Context, req Request, u *url.URL, pol SitePo
 	if challenged {
 		rowErr = errChallenge
 	}
-	c.logRow(ctx, req, u, TierDirect, a.at, a.status, a.wire, a.dur, rowErr)
+	var saved int64
+	if err == nil && resp.NotModified && prev != nil {
+		saved = prev.ContentLength
+	}
+	c.logRowSaved(ctx, req, u, TierDirect, a.at, a.status, a.wire, saved, a.dur, rowErr)
 	if err != nil {
 		return nil, false, err
 	}

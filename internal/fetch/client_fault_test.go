@@ -291,6 +291,17 @@ func TestConditionalGetAndURLState(t *testing.T) {
 	if d := st.NextCheckAt.Sub(*st.LastCheckedAt); d < MinRecheck || d > MaxRecheck {
 		t.Errorf("next check in %v", d)
 	}
+	// The 304 records the bytes it saved: the size of the last full body.
+	if st.ContentLength != int64(len(first.Body)) {
+		t.Errorf("url_state content_length %d, want %d", st.ContentLength, len(first.Body))
+	}
+	logs, err := e.st.ListCrawlLogs(context.Background(), store.CrawlLogFilter{Host: qingcheng, Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(logs) != 1 || logs[0].HTTPStatus == nil || *logs[0].HTTPStatus != http.StatusNotModified || logs[0].BytesSaved != int64(len(first.Body)) {
+		t.Errorf("crawl_log of the 304: %+v; want bytes_saved %d", logs, len(first.Body))
+	}
 	if log := e.w.AccessLog(qingcheng); log[len(log)-1].Status != http.StatusNotModified {
 		t.Errorf("the sim answered %d to the conditional request", log[len(log)-1].Status)
 	}

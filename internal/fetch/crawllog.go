@@ -76,7 +76,14 @@ func ErrorClass(status int, err error) string {
 // crash loses none). A failure to log is logged, not returned: the request
 // has happened either way.
 func (c *Client) logRow(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire int64, dur time.Duration, err error) {
+	c.logRowSaved(ctx, req, u, tier, at, status, wire, 0, dur, err)
+}
+
+// logRowSaved is logRow for a conditional answer: saved is the body size a
+// 304 spared.
+func (c *Client) logRowSaved(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error) {
 	row := &model.CrawlLog{
+		BytesSaved: saved,
 		SiteID:     req.SiteID,
 		TargetID:   req.TargetID,
 		Purpose:    req.Purpose,

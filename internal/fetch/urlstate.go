@@ -74,6 +74,9 @@ func (c *Client) noteURLState(ctx context.Context, rawURL string, resp *Response
 		if v := resp.Header.Get("Last-Modified"); v != "" {
 			st.LastModified = v
 		}
+		if !resp.Truncated {
+			st.ContentLength = int64(len(resp.Body))
+		}
 		sum := sha256.Sum256(resp.Body)
 		hash := hex.EncodeToString(sum[:])
 		if hash != st.ContentHash {

@@ -222,6 +222,7 @@ type CrawlLog struct {
 	Strategy   string // httpx | playwright
 	HTTPStatus *int
 	Bytes      int64
+	BytesSaved int64 // body bytes a 304 spared (the size of the last full body)
 	DurationMS *int
 	Success    bool
 	ErrorClass string
@@ -259,6 +260,7 @@ type URLState struct {
 	LastCheckedAt   *time.Time
 	LastChangedAt   *time.Time
 	ChangeIntervals []int64 // observed intervals between changes, seconds
+	ContentLength   int64   // size of the last full body, for the bytes a 304 saves
 	NextCheckAt     *time.Time
 }
 

@@ -18,10 +18,10 @@ func (s *Store) InsertCrawlLog(ctx context.Context, l *model.CrawlLog) error {
 		l.Method = "GET"
 	}
 	id, err := s.conn().insertID(ctx, `INSERT INTO crawl_log (site_id, target_id, host, article_url, purpose,
-		method, strategy, http_status, bytes, duration_ms, success, error_class, error_msg, occurred_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		method, strategy, http_status, bytes, bytes_saved, duration_ms, success, error_class, error_msg, occurred_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		l.SiteID, l.TargetID, l.Host, nullStr(l.ArticleURL), l.Purpose, l.Method, nullStr(l.Strategy),
-		l.HTTPStatus, l.Bytes, l.DurationMS, l.Success, nullStr(l.ErrorClass), nullStr(l.ErrorMsg),
+		l.HTTPStatus, l.Bytes, l.BytesSaved, l.DurationMS, l.Success, nullStr(l.ErrorClass), nullStr(l.ErrorMsg),
 		s.ts(l.OccurredAt))
 	if err != nil {
 		return fmt.Errorf("insert crawl log: %w", err)
@@ -40,7 +40,7 @@ type CrawlLogFilter struct {
 // ListCrawlLogs returns the newest rows matching f first.
 func (s *Store) ListCrawlLogs(ctx context.Context, f CrawlLogFilter) ([]model.CrawlLog, error) {
 	query := `SELECT id, site_id, target_id, host, article_url, purpose, method, strategy, http_status, bytes,
-		duration_ms, success, error_class, error_msg, occurred_at FROM crawl_log WHERE 1 = 1`
+		bytes_saved, duration_ms, success, error_class, error_msg, occurred_at FROM crawl_log WHERE 1 = 1`
 	var args []any
 	if f.Host != "" {
 		query += ` AND host = ?`
@@ -64,7 +64,7 @@ func (s *Store) ListCrawlLogs(ctx context.Context, f CrawlLogFilter) ([]model.Cr
 	for rows.Next() {
 		var l model.CrawlLog
 		err := rows.Scan(&l.ID, &l.SiteID, &l.TargetID, &l.Host, strCol{&l.ArticleURL}, &l.Purpose, &l.Method,
-			strCol{&l.Strategy}, &l.HTTPStatus, &l.Bytes, &l.DurationMS, &l.Success, strCol{&l.ErrorClass},
+			strCol{&l.Strategy}, &l.HTTPStatus, &l.Bytes, &l.BytesSaved, &l.DurationMS, &l.Success, strCol{&l.ErrorClass},
 			strCol{&l.ErrorMsg}, timeCol{&l.OccurredAt})
 		if err != nil {
 			return nil, fmt.Errorf("list crawl logs: %w", err)
