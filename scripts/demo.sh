@@ -1,48 +1,31 @@
 #!/usr/bin/env bash
-# make demo: set up the database from the bundled example configuration and
-# show what zhizhi would crawl. Uses the same settings as the binary:
-# ZHIZHI_DATA_DIR (default ./data), ZHIZHI_DATABASE_URL (default an SQLite
-# file in the data dir), ZHIZHI_CONFIG_DIR (default ./config).
+# make demo: the main job on the embedded default. Installs Chromium when it
+# is missing and we can (the city portal's cookie challenge needs a real
+# browser), checks the bundled configuration, then runs `zhizhi demo --once`:
+# the simulated government web, department import, config sync and a polite
+# crawl of every target, with a summary against what the sites publish.
+# Settings as for the binary: ZHIZHI_DATA_DIR (default ./data),
+# ZHIZHI_DATABASE_URL (default an SQLite file in the data dir),
+# ZHIZHI_CONFIG_DIR (default ./config).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Z=bin/zhizhi
 CONFIG=${ZHIZHI_CONFIG_DIR:-./config}
-DATA=${ZHIZHI_DATA_DIR:-./data}
 
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
-if [ ! -t 1 ]; then step() { printf '\n== %s\n' "$*"; }; fi
-
-if [ -n "${ZHIZHI_DATABASE_URL:-}" ]; then
-  db="${ZHIZHI_DATABASE_URL%%\?*}"   # hide the query string and user:password,
-  case "$db" in *@*) db="${db%%://*}://…@${db##*@}" ;; esac   # they may hold secrets
-
-else
-  db="SQLite $DATA/zhizhi.db"
+bash scripts/ensure-deps.sh chromium || true
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
+  echo "make demo: Chromium is not installed: the city portal (behind a cookie challenge) will be skipped." >&2
 fi
+
 echo "make demo: $($Z version)"
-echo "config: $CONFIG    database: $db"
-
-step "1/5 lint the configuration ($CONFIG)"
+echo "== lint the configuration ($CONFIG)"
 $Z config lint
-
-step "2/5 create or upgrade the database schema"
-$Z migrate
-
-step "3/5 import the local departments ($CONFIG/departments.csv)"
-$Z dept import "$CONFIG/departments.csv"
-
-step "4/5 sync sites, site departments and targets into the database"
-$Z config sync
-
-step "5/5 what would be crawled"
-$Z site list
-echo
-$Z target list
+$Z demo --once
 
 cat <<EOF
 
-Done. Running make demo again changes nothing (sync is idempotent).
-  $Z target list --site qingyuan     one site's targets
-  $Z target list --json              the same as JSON
+Done. Other things to try:
+  $Z demo                            the same, then keep the simulated web running to explore
+  $Z target list --site qingyuan     one site's targets, departments and schedules
+  $Z export --limit 2                what RAG receives
   $Z --help                          every command and setting
-EOF
