@@ -13,7 +13,7 @@ Z=bin/zhizhi
 CONFIG=${ZHIZHI_CONFIG_DIR:-./config}
 
 bash scripts/ensure-deps.sh chromium || true
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
+if [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
   echo "make demo: Chromium is not installed: the city portal (behind a cookie challenge) will be skipped." >&2
 fi
 
@@ -29,3 +29,4 @@ Done. Other things to try:
   $Z target list --site qingyuan     one site's targets, departments and schedules
   $Z export --limit 2                what RAG receives
   $Z --help                          every command and setting
+EOF
