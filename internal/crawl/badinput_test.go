@@ -26,7 +26,7 @@ import (
 
 // The hosts of the bad-input world, all served by one loopback listener.
 const (
-	badTplHost = "www.bad.gov.test"  // template site
+	badTplHost = "www.bad.gov.test"   // template site
 	badGkHost  = "www.badgk.gov.test" // gkmlpt site
 	summHost   = "www.summary.test"   // template site with access: summary
 )
@@ -58,7 +58,7 @@ func (c *jumpClock) Sleep(ctx context.Context, d time.Duration) error {
 type badServer struct {
 	srv   *httptest.Server
 	mu    sync.Mutex
-	log   []string // "HOST METHOD PATH"
+	log   []string                               // "HOST METHOD PATH"
 	pages map[string]func(w http.ResponseWriter) // "host/path?query" → answer
 }
 
