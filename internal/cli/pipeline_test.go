@@ -76,8 +76,14 @@ type runResult struct {
 // the test's environment).
 func runZhizhi(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
-	// Only a safety net against a hung child; nothing measures time.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runZhizhiFor(t, 2, env, args...)
+}
+
+// runZhizhiFor is runZhizhi with a safety net of minutes against a hung
+// child; nothing measures time.
+func runZhizhiFor(t *testing.T, minutes int, env []string, args ...string) runResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(minutes)*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, zhizhiBinary(t), args...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "ZHIZHI_") }), env...)
