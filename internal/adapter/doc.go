@@ -35,6 +35,10 @@ type ListPage struct {
 	Items []ListItem
 	Next  string // absolute URL of the next page, or ""
 	Total int    // total articles when the list says so, else 0
+	// Matched counts the elements the item selector matched (HTML lists),
+	// links or not, so "the selector found nothing" and "the items have no
+	// links" can be told apart.
+	Matched int
 }
 
 // Detail is what a detail page holds.

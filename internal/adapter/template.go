@@ -48,6 +48,7 @@ func parseListHTML(body []byte, pageURL *url.URL, t config.ListTemplate) (ListPa
 
 	var page ListPage
 	items := item.Find(doc.Selection)
+	page.Matched = items.Length()
 	items.Each(func(_ int, s *goquery.Selection) {
 		href, ok := link.Value(s)
 		if !ok || href == "" {
@@ -91,7 +92,7 @@ func parseListJSON(body []byte, pageURL *url.URL, t config.ListTemplate) (ListPa
 	if !ok {
 		return ListPage{}, fmt.Errorf("list feed: %q is not an array", t.Items)
 	}
-	var page ListPage
+	page := ListPage{Matched: len(arr)}
 	for _, x := range arr {
 		v, _ := lookup(x, orDefault(t.Link, "url"))
 		href := scalar(v)

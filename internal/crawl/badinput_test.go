@@ -417,7 +417,7 @@ func TestBadInput(t *testing.T) {
 		},
 		{
 			name: "list page changed shape", target: "bad_shape",
-			targetErr: []string{tpl("/shape/"), "changed shape"},
+			targetErr: []string{tpl("/shape/"), "matched 2 items", "found no article link", "changed shape"},
 		},
 		{
 			name: "detail with no title", target: "bad_notitle",
@@ -470,6 +470,13 @@ func TestBadInput(t *testing.T) {
 				}
 				if n := len(w.srv.requested(badTplHost + " GET /bigatt/big.pdf")); n != 1 {
 					t.Errorf("big.pdf requested %d times, want once", n)
+				}
+				var meta struct {
+					Skipped []string `json:"attachments_skipped"`
+				}
+				if err := json.Unmarshal(a.MetadataJSON, &meta); err != nil || len(meta.Skipped) != 1 ||
+					!strings.Contains(meta.Skipped[0], "big.pdf") || !strings.Contains(meta.Skipped[0], "4096") {
+					t.Errorf("metadata_json does not name the skipped attachment: %s", a.MetadataJSON)
 				}
 			},
 		},

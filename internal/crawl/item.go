@@ -2,6 +2,7 @@ package crawl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -115,11 +116,17 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 
 	var atts []model.Attachment
 	if !summary {
-		atts, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
+		var attProblems []string
+		atts, attProblems, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
 		if err != nil {
 			return false, err
 		}
 		a.HasAttachment = len(atts) > 0
+		if len(attProblems) > 0 {
+			// The article stays: an attachment that could not be taken is
+			// named in its metadata, so a reader knows one is missing.
+			a.MetadataJSON = withMeta(a.MetadataJSON, "attachments_skipped", attProblems)
+		}
 	}
 
 	if err := ValidateArticle(a, j.c.now()); err != nil {
@@ -272,7 +279,7 @@ func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.
 // attachments downloads the attachments of a full-access article under the
 // fetcher's limits. One already stored for this article under the same URL
 // is kept as it is.
-func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) ([]model.Attachment, error) {
+func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) (out []model.Attachment, problems []string, err error) {
 	have := map[string]model.Attachment{}
 	if existing != nil {
 		for _, a := range existing.Attachments {
@@ -280,7 +287,6 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		}
 	}
 	seen := map[string]bool{}
-	var out []model.Attachment
 	for _, ref := range refs {
 		norm, err := extract.NormalizeURL(ref.URL)
 		if err != nil || seen[norm] {
@@ -297,17 +303,18 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		resp, err := j.get(ctx, req)
 		if err != nil {
 			if isStop(err) {
-				return nil, err
+				return nil, nil, err
 			}
-			if fetch.IsRobotsDisallowed(err) {
-				continue
+			problem := fmt.Sprintf("%s: %v", norm, err)
+			if !fetch.IsRobotsDisallowed(err) {
+				j.fail("attachment %s", problem)
 			}
-			j.fail("attachment %s: %v", norm, err)
+			problems = append(problems, problem)
 			continue
 		}
 		path, sum, err := j.c.Blobs.Put(resp.Body)
 		if err != nil {
-			return nil, fmt.Errorf("store attachment %s: %w", norm, err)
+			return nil, nil, fmt.Errorf("store attachment %s: %w", norm, err)
 		}
 		name := ref.Name
 		if name == "" {
@@ -318,7 +325,15 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 			FilePath: path, FileHash: sum, DownloadedAt: j.c.now().UTC(),
 		})
 	}
-	return out, nil
+	return out, problems, nil
+}
+
+// withMeta adds key to a metadata_json object.
+func withMeta(raw []byte, key string, v any) []byte {
+	m := map[string]any{}
+	_ = json.Unmarshal(raw, &m)
+	m[key] = v
+	return marshal(m)
 }
 
 func (c *Crawler) maxAttachment() int64 {

@@ -86,7 +86,7 @@ func (j *job) runTemplate(ctx context.Context) error {
 		}
 		if len(page.Items) == 0 {
 			if n == 0 {
-				return fmt.Errorf("list page %s: the item selector %q matched nothing (has the list page changed shape?)", pageURL, listSelector(tmpl.List))
+				return emptyListError(pageURL, tmpl.List, page)
 			}
 			return nil
 		}
@@ -111,6 +111,19 @@ func (j *job) runTemplate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// emptyListError says why a first list page gave no article links.
+func emptyListError(pageURL string, l config.ListTemplate, page adapter.ListPage) error {
+	if page.Matched == 0 {
+		return fmt.Errorf("list page %s: the item selector %q matched nothing (has the list page changed shape?)", pageURL, listSelector(l))
+	}
+	link := l.Link
+	if link == "" {
+		link = "a@href"
+	}
+	return fmt.Errorf("list page %s: the item selector %q matched %d items but the link selector %q found no article link in them (has the list page changed shape?)",
+		pageURL, listSelector(l), page.Matched, link)
 }
 
 func listSelector(l config.ListTemplate) string {

@@ -87,8 +87,8 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 				} else {
 					body, _, err = resp.HTML()
 				}
+				var page adapter.ListPage
 				if err == nil {
-					var page adapter.ListPage
 					page, err = adapter.ParseList(body, mustParse(resp.URL), tmpl.List)
 					items, v.NextPage = page.Items, page.Next
 				}
@@ -97,7 +97,7 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 				}
 				listOK = len(items) > 0
 				if !listOK && err == nil {
-					v.Problems = append(v.Problems, fmt.Sprintf("list page: the item selector %q matched nothing", listSelector(tmpl.List)))
+					v.Problems = append(v.Problems, emptyListError(entry, tmpl.List, page).Error())
 				}
 			}
 		}
