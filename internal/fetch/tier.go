@@ -176,6 +176,21 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 	if page == nil {
 		return fail(rerr)
 	}
+	// The render's verdict (a CAPTCHA, a challenge that never cleared)
+	// goes on the row of the last main document that came back: the page
+	// that was judged. Requests after it (an image the CAPTCHA page asked
+	// for, a reload cut short when the tab closed) keep their own outcome,
+	// and the verdict must not be lost because one of them came last.
+	verdict := -1
+	if rerr != nil {
+		for i, rec := range page.Requests {
+			ru, perr := url.Parse(rec.URL)
+			if perr == nil && rec.ResourceType == "Document" && hostOf(ru) == host &&
+				rec.BlockedReason == "" && rec.Error == "" && rec.Status != 0 {
+				verdict = i
+			}
+		}
+	}
 	var wire int64
 	mainLogged := false
 	for i, rec := range page.Requests {
@@ -195,12 +210,12 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		}
 		var err error
 		switch {
+		case i == verdict:
+			err = rerr
 		case rec.BlockedReason != "":
 			err = fmt.Errorf("%w: %s", errGate, rec.BlockedReason)
 		case rec.Error != "":
 			err = fmt.Errorf("%w: %s", errBrowser, rec.Error)
-		case isMain && i == len(page.Requests)-1 && rerr != nil:
-			err = rerr
 		}
 		if isMain && rec.BlockedReason == "" {
 			mainLogged = true
@@ -215,8 +230,15 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		c.logRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, rec.Duration, err)
 	}
 	if rerr != nil {
-		if !mainLogged {
-			c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), page.Status, 0, dur, rerr)
+		if verdict < 0 {
+			// No document came back whole: one more row carries the
+			// verdict. Its status only when no row above has one, so rows
+			// with a status still match the requests the site saw.
+			status := page.Status
+			if mainLogged {
+				status = 0
+			}
+			c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, dur, rerr)
 		}
 		return nil, rerr
 	}

@@ -22,10 +22,14 @@ const (
 	FaultRobots500     = "robots_500"     // robots.txt answers 500
 	FaultRobotsTighten = "robots_tighten" // robots.txt disallows Path (default "/")
 	FaultCaptcha       = "captcha"        // a CAPTCHA page instead of content
+	// FaultChallenge answers the cookie challenge (412) even to a valid
+	// clearance: a shield no browser passes, so the fetcher's give-up path
+	// can be tested. Like the real shield it spares /robots.txt.
+	FaultChallenge = "challenge"
 )
 
 var faultKinds = []string{Fault429, Fault503, FaultHang, FaultSlow, FaultHuge, FaultGzipBomb,
-	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha}
+	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha, FaultChallenge}
 
 // HugeSize is the body length of the huge fault.
 const HugeSize = 50 << 20
@@ -112,6 +116,9 @@ func (w *World) takeFault(host, path string) *Fault {
 	for i, f := range fs {
 		robotsKind := f.Kind == FaultRobots500 || f.Kind == FaultRobotsTighten
 		if robotsKind && path != "/robots.txt" {
+			continue
+		}
+		if f.Kind == FaultChallenge && path == "/robots.txt" {
 			continue
 		}
 		if !strings.HasPrefix(path, f.PathPrefix) {
@@ -206,6 +213,8 @@ func (w *World) applyFault(lw *logWriter, r *http.Request, f *Fault) bool {
 		return false
 	case FaultCaptcha:
 		text(lw, r, http.StatusOK, "text/html; charset=utf-8", captchaPage)
+	case FaultChallenge:
+		w.serveChallenge(lw, r)
 	}
 	return true
 }
