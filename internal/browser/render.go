@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
@@ -141,17 +142,25 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 		chromedp.WithNewBrowserContext(),
 		chromedp.WithListener(tr.handle),
 	)
-	stopTie := context.AfterFunc(ctx, cancelTab)
-	var gates sync.WaitGroup
+	// A render that times out or is cancelled must not hang on a stuck
+	// navigation: the tab is closed, but only after a grace period in
+	// which the pending gate decisions refuse their paused requests on a
+	// live tab (a paused request left undecided when the tab goes away can
+	// be released by Chromium and reach the site untallied).
+	stopTie := context.AfterFunc(ctx, func() { time.AfterFunc(gateGrace, cancelTab) })
+	gates := &gateSet{}
 	defer func() {
 		stopTie()
-		cancel()
-		cancelTab() // closes the tab and disposes its browser context
-		gates.Wait()
+		gates.closing.Store(true) // from now on a paused request is refused at once
+		cancel()                  // pending decisions see the end and refuse
+		leave(tabCtx)             // stop the page's scripts asking for more
+		gates.reqs.Wait()         // every paused request answered, tab still alive
+		cancelTab()               // closes the tab and disposes its browser context
+		gates.listener.Wait()
 		tr.releaseAll()
 	}()
 
-	p, err := b.render(ctx, tabCtx, tr, &gates, u.String(), opts)
+	p, err := b.render(ctx, tabCtx, tr, gates, u.String(), opts)
 	if err != nil {
 		if p == nil {
 			p = &Page{URL: u.String()}
@@ -169,7 +178,27 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 	return p, nil
 }
 
-func (b *Browser) render(ctx, tabCtx context.Context, tr *tracker, gates *sync.WaitGroup, target string, opts RenderOptions) (*Page, error) {
+// gateSet tracks the goroutines that decide paused requests.
+type gateSet struct {
+	listener sync.WaitGroup // the goroutine reading RequestPaused events
+	reqs     sync.WaitGroup // one per paused request being decided
+	closing  atomic.Bool    // the render is ending: refuse without deciding
+}
+
+// gateGrace is how long a cancelled render keeps its tab open so pending
+// gate decisions can refuse their requests.
+const gateGrace = 2 * time.Second
+
+// leave navigates the tab to about:blank, so the old document's scripts and
+// timers stop, without waiting long on a tab that is already gone.
+func leave(tabCtx context.Context) {
+	ctx, cancel := context.WithTimeout(tabCtx, gateGrace)
+	defer cancel()
+	_, _ = chromedp.Call(ctx, page.StopLoading, cdp.Empty{})
+	_, _ = chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"})
+}
+
+func (b *Browser) render(ctx, tabCtx context.Context, tr *tracker, gates *gateSet, target string, opts RenderOptions) (*Page, error) {
 	if err := chromedp.Do(tabCtx); err != nil {
 		return nil, fmt.Errorf("open tab: %w", err)
 	}
@@ -180,16 +209,22 @@ func (b *Browser) render(ctx, tabCtx context.Context, tr *tracker, gates *sync.W
 	// one is decided on its own goroutine because the gate may wait (for
 	// the host's slot, or for the fetcher's robots check).
 	paused := chromedp.Events(tabCtx, fetch.RequestPaused)
-	gates.Add(1)
+	gates.listener.Add(1)
 	go func() {
-		defer gates.Done()
+		defer gates.listener.Done()
 		for ev, err := range paused {
 			if err != nil {
 				return
 			}
-			gates.Add(1)
+			if gates.closing.Load() {
+				// The render is ending: refuse here, on the live tab,
+				// rather than start a decision nobody waits for.
+				b.refuse(tabCtx, tr, &ev, "render ended")
+				continue
+			}
+			gates.reqs.Add(1)
 			go func() {
-				defer gates.Done()
+				defer gates.reqs.Done()
 				b.gate(ctx, tabCtx, tr, &ev)
 			}()
 		}
@@ -314,6 +349,14 @@ func (b *Browser) gate(ctx, tabCtx context.Context, tr *tracker, ev *fetch.Event
 			tr.releaseID(ev.NetworkID)
 			b.log.Debug("continue request", "url", ev.Request.URL, "error", err)
 		}
+		return
+	}
+	b.refuse(tabCtx, tr, ev, reason)
+}
+
+// refuse fails a paused request with its reason recorded.
+func (b *Browser) refuse(tabCtx context.Context, tr *tracker, ev *fetch.EventRequestPaused, reason string) {
+	if ev.Request == nil {
 		return
 	}
 	tr.refuse(ev.NetworkID, ev.Request.URL, ev.Request.Method, string(ev.ResourceType), reason)
