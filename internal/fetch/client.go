@@ -185,6 +185,18 @@ func (c *Client) LoadSitePolicies(ctx context.Context, res func(model.Site) Resi
 	if err != nil {
 		return fmt.Errorf("load site policies: %w", err)
 	}
+	// A site's own spacing (rate.interval_sec, stored on each of its
+	// targets as interval_sec, seed 004 §5.3): the strictest one counts.
+	targets, err := c.store.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		return fmt.Errorf("load site policies: %w", err)
+	}
+	interval := map[int64]time.Duration{}
+	for _, t := range targets {
+		if d := time.Duration(t.IntervalSec) * time.Second; d > interval[t.SiteID] {
+			interval[t.SiteID] = d
+		}
+	}
 	for _, s := range sites {
 		host := SiteHost(s)
 		if host == "" {
@@ -194,7 +206,9 @@ func (c *Client) LoadSitePolicies(ctx context.Context, res func(model.Site) Resi
 		if res != nil {
 			r = res(s)
 		}
-		c.SetSitePolicy(host, PolicyFor(s, r))
+		p := PolicyFor(s, r)
+		p.Interval = max(p.Interval, interval[s.ID])
+		c.SetSitePolicy(host, p)
 	}
 	return nil
 }
