@@ -432,6 +432,11 @@ func TestValidateCommand(t *testing.T) {
 		if r.code != 0 || !v.Green || v.Title != sample.Title {
 			t.Errorf("exit %d, green %v, title %q; want 0, green, %q", r.code, v.Green, v.Title, sample.Title)
 		}
+		// A dry run of a site has no target; its requests are still logged
+		// (crawl_log.target_id NULL), never refused by the foreign key.
+		if strings.Contains(r.stderr, "level=ERROR") {
+			t.Errorf("validate --site logged errors:\n%s", r.stderr)
+		}
 	})
 
 	t.Run("broken list selector is red with the reason", func(t *testing.T) {

@@ -223,8 +223,18 @@ func (j *job) fail(format string, args ...any) {
 }
 
 func (j *job) request(purpose, rawURL string) fetch.Request {
-	sid, tid := j.site.ID, j.target.ID
-	return fetch.Request{URL: rawURL, Purpose: purpose, SiteID: &sid, TargetID: &tid}
+	r := fetch.Request{URL: rawURL, Purpose: purpose}
+	if j.site.ID != 0 {
+		sid := j.site.ID
+		r.SiteID = &sid
+	}
+	// A dry run of a site (validate --site) has no target: its requests
+	// are logged against the site alone.
+	if j.target.ID != 0 {
+		tid := j.target.ID
+		r.TargetID = &tid
+	}
+	return r
 }
 
 // get fetches and counts bytes.
