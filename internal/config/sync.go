@@ -59,6 +59,13 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 		}
 		return rep, fmt.Errorf("config sync: %w (run `zhizhi config lint`):\n%s", ErrConfigInvalid, strings.Join(lines, "\n"))
 	}
+	// A directory with no site file is far more likely the wrong directory
+	// than the wish to stop crawling everything: syncing it would disable
+	// every yaml target in the database.
+	if len(b.Sites) == 0 {
+		return rep, fmt.Errorf("config sync: %w: %s holds no site file (%s/*.yaml) — check ZHIZHI_CONFIG_DIR / --dir; nothing written",
+			ErrConfigInvalid, b.Dir, SitesDir)
+	}
 
 	// What exists already, read before the transaction, only to tell
 	// created from updated in the report.

@@ -309,3 +309,31 @@ func checkNightly(t *testing.T, spec string) {
 		}
 	}
 }
+
+// TestSyncRefusesDirectoryWithoutSites: syncing a directory with no site
+// file (a wrong ZHIZHI_CONFIG_DIR) must not disable every target.
+func TestSyncRefusesDirectoryWithoutSites(t *testing.T) {
+	st := storetest.SQLite(t)
+	ctx := context.Background()
+	dir := copyDir(t, "lint_good")
+	importGoodDepartments(t, st, dir)
+	if _, err := Sync(ctx, st, loadClean(t, dir)); err != nil {
+		t.Fatal(err)
+	}
+	empty := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(empty, SitesDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Load(empty)
+	_, err := Sync(ctx, st, b)
+	if !errors.Is(err, ErrConfigInvalid) || !strings.Contains(err.Error(), "holds no site file") {
+		t.Fatalf("err = %v, want a refusal naming the empty directory", err)
+	}
+	targets, err := st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(targets) == 0 {
+		t.Error("syncing a directory without sites disabled the targets")
+	}
+}
