@@ -147,15 +147,31 @@ func TestNormalizeURL(t *testing.T) {
 	cases := map[string]string{
 		"HTTP://WWW.Gd.Gov.Test:80/zwgk/./a/../b.html#top": "http://www.gd.gov.test/zwgk/b.html",
 		"https://www.gd.gov.test:443":                      "https://www.gd.gov.test/",
-		"http://www.gd.gov.test/a?b=2&a=1&utm_source=x":    "http://www.gd.gov.test/a?a=1&b=2",
+		"http://www.gd.gov.test/a?b=2&a=1&utm_source=x":    "http://www.gd.gov.test/a?b=2&a=1",
 		"http://www.gd.gov.test/%7euser/%e4%b8%ad":         "http://www.gd.gov.test/~user/%E4%B8%AD",
+		"http://www.gd.gov.test/中文/文件.html":                "http://www.gd.gov.test/%E4%B8%AD%E6%96%87/%E6%96%87%E4%BB%B6.html",
 		"http://www.gd.gov.test:8080/dir/":                 "http://www.gd.gov.test:8080/dir/",
-		"http://www.gd.gov.test/api?page=1&sid=2&page=0":   "http://www.gd.gov.test/api?page=1&page=0&sid=2",
+		"http://www.gd.gov.test/api?page=1&sid=2&page=0":   "http://www.gd.gov.test/api?page=1&sid=2&page=0",
+		"http://user:pw@www.gd.gov.test/x":                 "http://www.gd.gov.test/x",
+		"http://www.gd.gov.test/a?":                        "http://www.gd.gov.test/a",
+		// Reserved characters mean what they say: nothing a server could
+		// read differently is rewritten.
+		"http://www.gd.gov.test/a%2Fb/c":      "http://www.gd.gov.test/a%2Fb/c",
+		"http://www.gd.gov.test/a%2fb":        "http://www.gd.gov.test/a%2Fb",
+		"http://www.gd.gov.test//double//x":   "http://www.gd.gov.test//double//x",
+		"http://www.gd.gov.test/s?flag":       "http://www.gd.gov.test/s?flag",
+		"http://www.gd.gov.test/s?q=a%26b&x=": "http://www.gd.gov.test/s?q=a%26b&x=",
+		"http://www.gd.gov.test/a/b/..":       "http://www.gd.gov.test/a/",
+		"http://www.gd.gov.test/../../x":      "http://www.gd.gov.test/x",
 	}
 	for in, want := range cases {
 		got, err := NormalizeURL(in)
 		if err != nil || got != want {
 			t.Errorf("NormalizeURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+		// Normalizing twice changes nothing.
+		if again, _ := NormalizeURL(got); again != got {
+			t.Errorf("NormalizeURL not idempotent on %q: %q", got, again)
 		}
 	}
 	for _, bad := range []string{"ftp://x/y", "/relative/path", "http://", "javascript:alert(1)"} {

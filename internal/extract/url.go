@@ -5,16 +5,17 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"path"
-	"sort"
 	"strings"
 )
 
-// NormalizeURL puts a URL in the one form that dedupe keys hash: scheme
-// and host lower-cased, default port and fragment dropped, dot segments
-// resolved, an empty path made "/", percent-encoding made canonical,
-// tracking parameters (utm_*, spm) dropped and the rest sorted by key
-// (stable for equal keys).
+// NormalizeURL puts a URL in the one form that dedupe keys hash, changing
+// nothing a server could read differently (RFC 3986 §6.2.2): scheme and
+// host lower-cased, default port, user info and fragment dropped, dot
+// segments removed, an empty path made "/", percent-encoding made canonical
+// (unreserved characters decoded, hex digits upper-cased, other bytes
+// encoded). Reserved characters stay as written: "%2F" is not "/", "//" is
+// not "/", the order of query parameters is kept and "?flag" stays "?flag".
+// Only tracking parameters (utm_*, spm) are dropped.
 func NormalizeURL(raw string) (string, error) {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
@@ -23,14 +24,13 @@ func NormalizeURL(raw string) (string, error) {
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", fmt.Errorf("normalize url %q: scheme must be http or https", raw)
 	}
-	if u.Host == "" {
+	if u.Host == "" || u.Opaque != "" {
 		return "", fmt.Errorf("normalize url %q: no host", raw)
 	}
-	u.Scheme = strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	host = strings.TrimSuffix(host, ".")
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
 	port := u.Port()
-	if (u.Scheme == "http" && port == "80") || (u.Scheme == "https" && port == "443") {
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
 		port = ""
 	}
 	if strings.Contains(host, ":") {
@@ -39,65 +39,120 @@ func NormalizeURL(raw string) (string, error) {
 	if port != "" {
 		host += ":" + port
 	}
-	u.Host = host
-	u.User = nil
-	u.Fragment = ""
-	u.RawFragment = ""
-	p := u.EscapedPath()
+	p := removeDotSegments(canonicalEscapes(u.EscapedPath()))
 	if p == "" {
 		p = "/"
 	}
-	trailing := strings.HasSuffix(p, "/")
-	p = path.Clean(p)
-	if trailing && p != "/" {
-		p += "/"
+	var b strings.Builder
+	b.WriteString(scheme)
+	b.WriteString("://")
+	b.WriteString(host)
+	b.WriteString(p)
+	if q := normalizeQuery(u.RawQuery); q != "" {
+		b.WriteByte('?')
+		b.WriteString(q)
 	}
-	u.RawPath = ""
-	if dp, err := url.PathUnescape(p); err == nil {
-		u.Path = dp
-	} else {
-		u.Path = p
-	}
-	if u.RawQuery != "" {
-		u.RawQuery = normalizeQuery(u.RawQuery)
-	}
-	u.ForceQuery = false
-	return u.String(), nil
+	return b.String(), nil
 }
 
+// canonicalEscapes decodes percent-escapes of unreserved characters,
+// upper-cases the hex of the others and escapes bytes that may not appear
+// raw in a URL (non-ASCII, spaces, controls).
+func canonicalEscapes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(v) {
+				b.WriteByte(v)
+			} else {
+				b.WriteByte('%')
+				b.WriteString(strings.ToUpper(s[i+1 : i+3]))
+			}
+			i += 2
+		case c < 0x21 || c >= 0x7f || c == '"' || c == '<' || c == '>' || c == '\\' || c == '^' || c == '`' || c == '{' || c == '|' || c == '}' || c == '%':
+			fmt.Fprintf(&b, "%%%02X", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+func unhex(c byte) byte {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0'
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+func isUnreserved(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') ||
+		c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// removeDotSegments is RFC 3986 §5.2.4: "." and ".." segments go, every
+// other segment (empty ones too) stays.
+func removeDotSegments(p string) string {
+	if !strings.Contains(p, ".") {
+		return p
+	}
+	var out []string
+	segs := strings.Split(p, "/")
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch seg {
+		case ".":
+			if last {
+				out = append(out, "")
+			}
+		case "..":
+			if len(out) > 1 {
+				out = out[:len(out)-1]
+			}
+			if last {
+				out = append(out, "")
+			}
+		default:
+			out = append(out, seg)
+		}
+	}
+	r := strings.Join(out, "/")
+	if !strings.HasPrefix(r, "/") {
+		r = "/" + r
+	}
+	return r
+}
+
+// normalizeQuery drops tracking parameters and canonicalizes escapes,
+// keeping every other parameter as written and in order.
 func normalizeQuery(q string) string {
-	type kv struct{ k, v string }
-	var pairs []kv
+	if q == "" {
+		return ""
+	}
+	var kept []string
 	for _, part := range strings.Split(q, "&") {
 		if part == "" {
 			continue
 		}
-		k, v, _ := strings.Cut(part, "=")
-		dk, err := url.QueryUnescape(k)
-		if err != nil {
-			dk = k
-		}
-		lk := strings.ToLower(dk)
+		k, _, _ := strings.Cut(part, "=")
+		lk := strings.ToLower(k)
 		if strings.HasPrefix(lk, "utm_") || lk == "spm" {
 			continue
 		}
-		dv, err := url.QueryUnescape(v)
-		if err != nil {
-			dv = v
-		}
-		pairs = append(pairs, kv{dk, dv})
+		kept = append(kept, canonicalEscapes(part))
 	}
-	sort.SliceStable(pairs, func(i, j int) bool { return pairs[i].k < pairs[j].k })
-	var b strings.Builder
-	for i, p := range pairs {
-		if i > 0 {
-			b.WriteByte('&')
-		}
-		b.WriteString(url.QueryEscape(p.k))
-		b.WriteByte('=')
-		b.WriteString(url.QueryEscape(p.v))
-	}
-	return b.String()
+	return strings.Join(kept, "&")
 }
 
 // URLHash is the dedupe key of a URL: SHA-256 of its normalized form, hex.
