@@ -117,15 +117,22 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 	var atts []model.Attachment
 	if !summary {
 		var attProblems []string
-		atts, attProblems, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
+		var tooLarge string
+		atts, attProblems, tooLarge, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
 		if err != nil {
 			return false, err
 		}
 		a.HasAttachment = len(atts) > 0
 		if len(attProblems) > 0 {
-			// The article stays: an attachment that could not be taken is
-			// named in its metadata, so a reader knows one is missing.
+			// An attachment that could not be taken is named in the
+			// article's metadata, so a reader knows one is missing.
 			a.MetadataJSON = withMeta(a.MetadataJSON, "attachments_skipped", attProblems)
+		}
+		if tooLarge != "" && a.Status == model.StatusReady {
+			// Over the size limit is not a passing fault: the article is
+			// incomplete until a person raises the limit (issue 5, bad
+			// input). Its text is kept; RAG reads only ready articles.
+			a.Status, a.StatusReason = model.StatusFailed, tooLarge
 		}
 	}
 
@@ -279,7 +286,9 @@ func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.
 // attachments downloads the attachments of a full-access article under the
 // fetcher's limits. One already stored for this article under the same URL
 // is kept as it is.
-func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) (out []model.Attachment, problems []string, err error) {
+// problems name those that could not be taken; tooLarge says why when one
+// was over the size limit.
+func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) (out []model.Attachment, problems []string, tooLarge string, err error) {
 	have := map[string]model.Attachment{}
 	if existing != nil {
 		for _, a := range existing.Attachments {
@@ -303,9 +312,13 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		resp, err := j.get(ctx, req)
 		if err != nil {
 			if isStop(err) {
-				return nil, nil, err
+				return nil, nil, "", err
 			}
 			problem := fmt.Sprintf("%s: %v", norm, err)
+			var big *fetch.ErrTooLarge
+			if errors.As(err, &big) && tooLarge == "" {
+				tooLarge = fmt.Sprintf("attachment %s is larger than the %d-byte limit", norm, big.Limit)
+			}
 			if !fetch.IsRobotsDisallowed(err) {
 				j.fail("attachment %s", problem)
 			}
@@ -314,7 +327,7 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		}
 		path, sum, err := j.c.Blobs.Put(resp.Body)
 		if err != nil {
-			return nil, nil, fmt.Errorf("store attachment %s: %w", norm, err)
+			return nil, nil, "", fmt.Errorf("store attachment %s: %w", norm, err)
 		}
 		name := ref.Name
 		if name == "" {
@@ -325,7 +338,7 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 			FilePath: path, FileHash: sum, DownloadedAt: j.c.now().UTC(),
 		})
 	}
-	return out, problems, nil
+	return out, problems, tooLarge, nil
 }
 
 // withMeta adds key to a metadata_json object.

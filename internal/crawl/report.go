@@ -143,7 +143,7 @@ func WriteTable(w io.Writer, results []Result) {
 			status = "⛔ robots 禁止"
 		case r.Err != nil:
 			status = "✗ 失败"
-		case r.Failed > 0:
+		case r.Failed > 0 || len(r.Problems) > 0:
 			status = "⚠ 部分失败"
 		}
 		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
