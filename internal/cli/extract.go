@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	htmlcharset "golang.org/x/net/html/charset"
 
 	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
@@ -46,6 +47,9 @@ is detected (BOM, Content-Type, <meta>, sniffing); --charset overrides it.`,
 				if err != nil {
 					return exitCode(1, fmt.Sprintf("extract: %v", err))
 				}
+				if resp.Status >= 400 {
+					return exitCode(1, fmt.Sprintf("extract: %s answered HTTP %d; nothing to extract", resp.URL, resp.Status))
+				}
 				body, contentType = resp.Body, resp.Header.Get("Content-Type")
 				pageURL, _ = url.Parse(resp.URL)
 			} else {
@@ -63,6 +67,9 @@ is detected (BOM, Content-Type, <meta>, sniffing); --charset overrides it.`,
 				}
 			}
 			if charset != "" {
+				if enc, _ := htmlcharset.Lookup(charset); enc == nil {
+					return exitCode(2, fmt.Sprintf("extract: --charset %q is not a known charset (try utf-8, gb18030, gbk, big5)", charset))
+				}
 				contentType = "text/html; charset=" + charset
 			}
 			html, _, err := fetch.DecodeHTML(body, contentType)

@@ -64,7 +64,14 @@ A refusal says why, e.g. blocked by robots.txt line 7 "Disallow: /zwgk/".`,
 			if err != nil {
 				return exitCode(1, refusalText(err))
 			}
-			return printFetched(cmd, resp, format)
+			if err := printFetched(cmd, resp, format); err != nil {
+				return err
+			}
+			// The answer is printed either way; a site error is a failure.
+			if resp.Status >= 400 {
+				return exitCode(1, fmt.Sprintf("fetch: %s answered HTTP %d", resp.URL, resp.Status))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&render, "render", false, "load the page in the browser tier (headless Chromium)")

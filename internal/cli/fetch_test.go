@@ -53,6 +53,7 @@ func TestFetchCommand(t *testing.T) {
 		{"ssrf refusal says why", []string{"fetch", "http://169.254.169.254/latest/"},
 			"refused: 169.254.169.254 is a metadata address", true},
 		{"bad format", []string{"fetch", "--format", "pdf", article.URL}, "--format", true},
+		{"a site error is a failure", []string{"fetch", "http://www.lianzhou.gov.test/no/such/page.html"}, "answered HTTP 404", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -546,6 +546,7 @@ func TestExtractCommand(t *testing.T) {
 		{"both a URL and a file", []string{"extract", "--url", "http://www.example.gov.test/", page}, 2, "give either --url URL or one FILE"},
 		{"missing file", []string{"extract", filepath.Join(dir, "nope.html")}, 1, "nope.html"},
 		{"relative base", []string{"extract", "--base", "zwgk/", page}, 2, `--base "zwgk/"`},
+		{"unknown charset", []string{"extract", "--charset", "bogus", page}, 2, `--charset "bogus" is not a known charset`},
 	}
 	for _, u := range usage {
 		t.Run(u.name, func(t *testing.T) {
