@@ -56,7 +56,7 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 
 // limitsServer serves the fault cases over loopback, reached through the
 // resolve map like any simulated host.
-func limitsServer(t *testing.T) (*Guard, *atomic.Int32) {
+func limitsServer(t testing.TB) (*Guard, *atomic.Int32) {
 	t.Helper()
 	member := bombMember(t)
 	release := make(chan struct{})
@@ -151,7 +151,7 @@ func limitsServer(t *testing.T) (*Guard, *atomic.Int32) {
 	}, &loopHits
 }
 
-func get(t *testing.T, g *Guard, ctx context.Context, path string, l Limits) (*Response, error) {
+func get(t testing.TB, g *Guard, ctx context.Context, path string, l Limits) (*Response, error) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, "http://www.a.gov.test"+path, nil)
 	if err != nil {

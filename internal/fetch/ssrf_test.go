@@ -17,7 +17,7 @@ import (
 // loopbackOnlyDial is the real dialer wrapped so that whatever the guard
 // lets through can only reach loopback: anything else fails the test
 // without a packet being sent.
-func loopbackOnlyDial(t *testing.T, dialed *atomic.Int32) func(ctx context.Context, network, addr string) (net.Conn, error) {
+func loopbackOnlyDial(t testing.TB, dialed *atomic.Int32) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		ap, err := netip.ParseAddrPort(addr)
 		if err != nil || !ap.Addr().IsLoopback() {
@@ -34,7 +34,7 @@ func loopbackOnlyDial(t *testing.T, dialed *atomic.Int32) func(ctx context.Conte
 
 // fakeDNS answers from a table and fails the test on unknown names, so no
 // real resolver is ever asked.
-func fakeDNS(t *testing.T, table map[string][]string) func(ctx context.Context, host string) ([]net.IP, error) {
+func fakeDNS(t testing.TB, table map[string][]string) func(ctx context.Context, host string) ([]net.IP, error) {
 	return func(ctx context.Context, host string) ([]net.IP, error) {
 		addrs, ok := table[host]
 		if !ok {

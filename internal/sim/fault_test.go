@@ -58,14 +58,36 @@ func TestFaults(t *testing.T) {
 				t.Errorf("error %v, want deadline exceeded", err)
 			}
 		}},
-		{"slow keeps the content", Fault{Kind: FaultSlow, BytesPerSec: 20000}, func(t *testing.T) {
+		{"slow keeps the content", Fault{Kind: FaultSlow, BytesPerSec: 4000}, func(t *testing.T) {
 			r := get(t, c, "GET", page)
 			if r.status != 200 || !bytes.Equal(r.body, normal.body) {
 				t.Errorf("slow response: status %d, %d bytes of %d", r.status, len(r.body), len(normal.body))
 			}
-			log := w.AccessLog(host)
-			if last := log[len(log)-1]; last.Fault != FaultSlow || last.Bytes != int64(len(normal.body)) {
-				t.Errorf("log: fault %q bytes %d", last.Fault, last.Bytes)
+			// The server logs a request when its handler returns, which
+			// may be just after the client has read the last byte.
+			var last Access
+			for wait := 0; wait < 200 && last.Fault == ""; wait++ {
+				for _, a := range w.AccessLog(host) {
+					if a.Fault == FaultSlow {
+						last = a
+					}
+				}
+				if last.Fault == "" {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+			if last.Bytes != int64(len(normal.body)) {
+				t.Errorf("log: slow request with %d bytes, want %d", last.Bytes, len(normal.body))
+			}
+			// Slow means slow: the body trickles out in tenth-second chunks
+			// of 400 bytes, so a page of several chunks takes at least one
+			// pause (a lower bound: a busy machine can only make it longer;
+			// unthrottled, it takes microseconds).
+			if len(normal.body) < 3*400 {
+				t.Fatalf("page of %d bytes is too small to show a trickle", len(normal.body))
+			}
+			if d := last.Finished.Sub(last.Arrived); d < 100*time.Millisecond {
+				t.Errorf("slow response took %v for %d bytes at 4000 B/s, want at least 100ms", d, len(normal.body))
 			}
 		}},
 		{"huge body", Fault{Kind: FaultHuge}, func(t *testing.T) {
