@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"zhizhi/internal/store"
@@ -79,11 +81,20 @@ func TestOpenErrors(t *testing.T) {
 // at start. Root writes anywhere, so the test needs an ordinary user.
 func TestOpenReadOnlyDataDir(t *testing.T) {
 	if os.Geteuid() == 0 {
-		t.Skip("running as root: permissions do not stop root (the under-a-file case in TestOpenErrors covers the path)")
+		// Permissions do not stop root, and make test runs as root: run
+		// this test again as the unprivileged user nobody.
+		rerunAsNobody(t, "TestOpenReadOnlyDataDir")
+		return
 	}
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
+	base := os.Getenv("ZHIZHI_RO_BASE")
+	if base == "" {
+		base = t.TempDir()
+	}
+	dir := filepath.Join(base, "ro")
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		if err := os.Mkdir(dir, 0o555); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, err := store.Open(context.Background(), "sqlite://"+filepath.Join(t.TempDir(), "z.db"), dir)
 	if err == nil || !strings.Contains(err.Error(), "data directory "+dir+" is not writable") || !strings.Contains(err.Error(), "ZHIZHI_DATA_DIR") {
@@ -174,5 +185,50 @@ func TestBlobsWriteOnce(t *testing.T) {
 	}
 	if _, err := b.Open("blobs/00/00/0000"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing blob: err = %v", err)
+	}
+}
+
+// rerunAsNobody runs one test of this binary again as the user nobody, in a
+// directory root prepared: base/ro is read-only to nobody. The child's
+// failure is this test's failure.
+func rerunAsNobody(t *testing.T, name string) {
+	t.Helper()
+	base, err := os.MkdirTemp("", "zhizhi-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(base, "ro"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	// The test binary may sit in a directory nobody cannot enter.
+	bin := filepath.Join(base, "store.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(base, "tmp")
+	if err := os.Mkdir(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(tmp, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^"+name+"$", "-test.count", "1", "-test.v")
+	cmd.Env = append(os.Environ(), "ZHIZHI_RO_BASE="+base, "TMPDIR="+tmp, "HOME="+tmp)
+	cmd.Dir = tmp
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s as nobody: %v\n%s", name, err, out)
+	}
+	if !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Fatalf("%s as nobody did not pass:\n%s", name, out)
 	}
 }
