@@ -48,30 +48,29 @@ type Options struct {
 	UAToken string
 
 	// Resolve pins host names to loopback addresses ("host" → "127.0.0.1:port"),
-	// like curl --resolve. The simulated web and every test reach their hosts
-	// this way.
+	// like curl --resolve, inside Chromium's own resolver. It is used only
+	// when Proxy is empty (this package's own tests); with a Proxy the
+	// proxy's dialer applies the resolve map. Chromium itself resolves no
+	// other name, IP literals included, whatever the Allow callback says,
+	// so a bug in the callback still cannot reach the network.
 	Resolve map[string]string
 
-	// AllowDNS lets Chromium resolve names that are not in Resolve through
-	// the system resolver. It is off by default: then every other name —
-	// IP literals included — fails to resolve inside Chromium, whatever the
-	// Allow callback says, so a bug in the callback still cannot reach the
-	// network. Production against
-	// real portals turns it on and relies on Allow (the fetcher's SSRF guard).
-	AllowDNS bool
-
-	// Proxy, when set, sends all of Chromium's traffic through this proxy
-	// (for example a local one whose dialer is the fetcher's SSRF guard).
-	// When empty Chromium ignores any proxy in the environment, because an
-	// inherited proxy would bypass the resolver pinning.
+	// Proxy sends every connection Chromium makes through this proxy,
+	// "http://127.0.0.1:port" (the fetcher's local proxy, whose dialer is
+	// its SSRF guard). Loopback is not bypassed and Chromium's resolver
+	// answers no name, so the proxy is the only way out. It must be a
+	// loopback address. When empty, Chromium ignores any proxy in the
+	// environment (it would bypass the resolver pinning) and reaches only
+	// the hosts in Resolve.
 	Proxy string
 
 	// Allow is the gate every network request of a page passes before
 	// Chromium may open a connection: the fetcher plugs its SSRF guard and
 	// robots check in here. A non-nil error refuses the request and its text
-	// becomes RequestRecord.BlockedReason. It is called from several
-	// goroutines at once. Nil allows only http(s) URLs whose host is in
-	// Resolve.
+	// becomes RequestRecord.BlockedReason. Its context carries the
+	// render's values and a RequestInfo (RequestInfoFrom) saying what the
+	// request is for. It is called from several goroutines at once. Nil
+	// allows only http(s) URLs whose host is in Resolve.
 	Allow func(ctx context.Context, u *url.URL) error
 
 	// BlockTypes are Chromium resource types ("Image", "Font", "Media",
@@ -126,9 +125,24 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start browser: %w: %s", ErrNoChromium, opts.ExecPath)
 	}
-	rules, err := resolverRules(opts.Resolve, opts.AllowDNS)
+	if err := checkProxy(opts.Proxy); err != nil {
+		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	pinned := opts.Resolve
+	if opts.Proxy != "" {
+		// Through the proxy Chromium resolves no target host: the
+		// proxy dials, and the resolve map is the proxy's business.
+		pinned = nil
+	}
+	rules, err := resolverRules(pinned)
 	if err != nil {
 		return nil, fmt.Errorf("start browser: %w", err)
+	}
+	if opts.Proxy != "" {
+		// The refusal of every name covers IP literals too, the proxy's
+		// own address included; that one address is let through.
+		pu, _ := url.Parse(opts.Proxy)
+		rules += ",EXCLUDE " + pu.Hostname()
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = defaultTimeout
@@ -195,7 +209,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	}
 	b.userAgent = honestUserAgent(version.UserAgent, opts.UAToken)
 	b.log.Info("chromium started", "product", version.Product, "user_agent", b.userAgent,
-		"resolve", len(opts.Resolve), "allow_dns", opts.AllowDNS, "max_tabs", opts.MaxTabs)
+		"resolve", len(opts.Resolve), "proxy", opts.Proxy, "max_tabs", opts.MaxTabs)
 	return b, nil
 }
 
@@ -270,7 +284,11 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	)
 	if b.opts.Proxy != "" {
-		opts = append(opts, chromedp.ProxyServer(b.opts.Proxy))
+		// "<-loopback>" removes Chromium's implicit bypass of localhost
+		// and 127.0.0.1: even loopback goes through the proxy, which
+		// reaches it only for hosts in the resolve map.
+		opts = append(opts, chromedp.ProxyServer(b.opts.Proxy),
+			chromedp.Flag("proxy-bypass-list", "<-loopback>"))
 	} else {
 		opts = append(opts, chromedp.Flag("no-proxy-server", true))
 	}
@@ -278,9 +296,9 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 }
 
 // resolverRules builds Chromium's --host-resolver-rules: each pinned host
-// mapped to its address, and, unless allowDNS, every other name refused.
-// Rules are sorted so the command line is stable.
-func resolverRules(resolve map[string]string, allowDNS bool) (string, error) {
+// mapped to its address, then every other name refused. Rules are sorted so
+// the command line is stable.
+func resolverRules(resolve map[string]string) (string, error) {
 	hosts := make([]string, 0, len(resolve))
 	for h := range resolve {
 		hosts = append(hosts, h)
@@ -299,10 +317,24 @@ func resolverRules(resolve map[string]string, allowDNS bool) (string, error) {
 		}
 		rules = append(rules, "MAP "+host+" "+net.JoinHostPort(ip, port))
 	}
-	if !allowDNS {
-		rules = append(rules, "MAP * ~NOTFOUND")
-	}
+	rules = append(rules, "MAP * ~NOTFOUND")
 	return strings.Join(rules, ","), nil
+}
+
+// checkProxy accepts an empty proxy or http://<loopback IP>:<port>: a
+// proxy elsewhere would be a way out of this machine that no guard sees.
+func checkProxy(proxy string) error {
+	if proxy == "" {
+		return nil
+	}
+	u, err := url.Parse(proxy)
+	if err != nil || u.Scheme != "http" || u.Port() == "" || u.Path != "" && u.Path != "/" {
+		return fmt.Errorf("proxy %q: want http://127.0.0.1:port", proxy)
+	}
+	if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("proxy %q: not a loopback address", proxy)
+	}
+	return nil
 }
 
 // honestUserAgent appends zhizhi's token to Chromium's own User-Agent. The

@@ -7,8 +7,9 @@
 //
 // The tier is held to the same rules as the direct fetcher (DESIGN §5, §6):
 // it identifies itself by appending zhizhi's token to Chromium's own
-// User-Agent; Chromium resolves only the hosts in the explicit resolve map
-// and nothing else; every request a page makes is paused and put to an
+// User-Agent; Chromium resolves no name itself and reaches the network only
+// through a local proxy that dials through the fetcher's SSRF guard (or, in
+// this package's own tests, only the hosts of the resolve map); every request a page makes is paused and put to an
 // injectable Allow callback (the fetcher's SSRF guard and robots check) before
 // Chromium may open a connection; and a CAPTCHA is a stop, never a bypass.
 package browser

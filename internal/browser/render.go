@@ -178,6 +178,28 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 	return p, nil
 }
 
+// RequestInfo tells the Allow callback what the request it decides is for;
+// RequestInfoFrom reads it from the callback's context.
+type RequestInfo struct {
+	// ResourceType is Chromium's: Document, Script, XHR, Fetch, ...
+	ResourceType string
+	// Navigation is a request for the tab's top-level document: the page
+	// itself, a reload, or a hop of its redirect chain.
+	Navigation bool
+	// Redirect is a request Chromium makes because the server answered
+	// the previous hop of the same request with a redirect.
+	Redirect bool
+}
+
+type requestInfoKey struct{}
+
+// RequestInfoFrom returns what the request an Allow callback is deciding
+// is for; ok is false outside a render's gate.
+func RequestInfoFrom(ctx context.Context) (info RequestInfo, ok bool) {
+	info, ok = ctx.Value(requestInfoKey{}).(RequestInfo)
+	return info, ok
+}
+
 // gateSet tracks the goroutines that decide paused requests.
 type gateSet struct {
 	listener sync.WaitGroup // the goroutine reading RequestPaused events
@@ -332,7 +354,15 @@ func (b *Browser) gate(ctx, tabCtx context.Context, tr *tracker, ev *fetch.Event
 	}
 	tr.hold()
 	defer tr.unhold()
-	reason, host := b.decide(ctx, ev.Request.URL, string(ev.ResourceType))
+	info := RequestInfo{
+		ResourceType: string(ev.ResourceType),
+		Navigation:   ev.ResourceType == network.ResourceTypeDocument && tr.isMainFrame(ev.FrameID),
+		// A redirect hop is paused under a new interception id naming the
+		// one that was redirected; it also keeps its network id, whose
+		// slot the previous hop still holds.
+		Redirect: ev.RedirectedRequestID != "" || ev.NetworkID != "" && tr.heldHost(ev.NetworkID) != "",
+	}
+	reason, host := b.decide(context.WithValue(ctx, requestInfoKey{}, info), ev.Request.URL, string(ev.ResourceType))
 	if reason == "" && host != "" && ev.NetworkID != "" {
 		if tr.heldHost(ev.NetworkID) != host {
 			tr.releaseID(ev.NetworkID) // an earlier redirect hop's host

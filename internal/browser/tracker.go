@@ -77,6 +77,12 @@ func newTracker(release func(host string)) *tracker {
 	}
 }
 
+func (t *tracker) isMainFrame(id cdp.FrameID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return id != "" && id == t.mainFrame
+}
+
 func (t *tracker) setMainFrame(id cdp.FrameID) {
 	t.mu.Lock()
 	t.mainFrame = id

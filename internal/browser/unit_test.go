@@ -10,31 +10,52 @@ import (
 
 func TestResolverRules(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		resolve  map[string]string
-		allowDNS bool
-		want     string
-		wantErr  bool
+		name    string
+		resolve map[string]string
+		want    string
+		wantErr bool
 	}{
-		{"nothing pinned refuses every name", nil, false, "MAP * ~NOTFOUND", false},
+		{"nothing pinned refuses every name", nil, "MAP * ~NOTFOUND", false},
 		{"pinned hosts sorted, then refusal", map[string]string{
 			"www.b.gov.test": "127.0.0.2:18081",
 			"WWW.A.gov.test": "127.0.0.1:18080",
-		}, false, "MAP www.a.gov.test 127.0.0.1:18080,MAP www.b.gov.test 127.0.0.2:18081,MAP * ~NOTFOUND", false},
-		{"production resolves other names", map[string]string{"www.a.gov.test": "127.0.0.1:80"}, true, "MAP www.a.gov.test 127.0.0.1:80", false},
-		{"ipv6 loopback", map[string]string{"a.gov.test": "[::1]:8080"}, false, "MAP a.gov.test [::1]:8080,MAP * ~NOTFOUND", false},
-		{"address without port", map[string]string{"a.gov.test": "127.0.0.1"}, false, "", true},
-		{"name instead of address", map[string]string{"a.gov.test": "localhost:80"}, false, "", true},
-		{"wildcard host would widen the pinning", map[string]string{"*": "127.0.0.1:80"}, false, "", true},
-		{"comma would inject a rule", map[string]string{"a.gov.test,MAP *": "127.0.0.1:80"}, false, "", true},
+		}, "MAP www.a.gov.test 127.0.0.1:18080,MAP www.b.gov.test 127.0.0.2:18081,MAP * ~NOTFOUND", false},
+		{"ipv6 loopback", map[string]string{"a.gov.test": "[::1]:8080"}, "MAP a.gov.test [::1]:8080,MAP * ~NOTFOUND", false},
+		{"address without port", map[string]string{"a.gov.test": "127.0.0.1"}, "", true},
+		{"name instead of address", map[string]string{"a.gov.test": "localhost:80"}, "", true},
+		{"wildcard host would widen the pinning", map[string]string{"*": "127.0.0.1:80"}, "", true},
+		{"comma would inject a rule", map[string]string{"a.gov.test,MAP *": "127.0.0.1:80"}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := resolverRules(tc.resolve, tc.allowDNS)
+			got, err := resolverRules(tc.resolve)
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
 			}
 			if got != tc.want {
 				t.Errorf("rules = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCheckProxy: Chromium's only way out must be a proxy on this machine.
+func TestCheckProxy(t *testing.T) {
+	for _, tc := range []struct {
+		name, proxy string
+		ok          bool
+	}{
+		{"no proxy", "", true},
+		{"local proxy", "http://127.0.0.1:38123", true},
+		{"ipv6 loopback", "http://[::1]:38123", true},
+		{"another host", "http://10.0.0.1:3128", false},
+		{"a name, resolved by whom?", "http://proxy.example:3128", false},
+		{"localhost is a name", "http://localhost:3128", false},
+		{"socks", "socks5://127.0.0.1:1080", false},
+		{"no port", "http://127.0.0.1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := checkProxy(tc.proxy); (err == nil) != tc.ok {
+				t.Errorf("checkProxy(%q) = %v, want ok %v", tc.proxy, err, tc.ok)
 			}
 		})
 	}

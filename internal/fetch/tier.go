@@ -39,8 +39,12 @@ type Renderer interface {
 type BrowserConfig struct {
 	UAToken string
 	Resolve map[string]string
-	// Allow is the gate for every request a page makes: the SSRF guard,
-	// robots.txt, the breaker and a token of the host's bucket.
+	// Proxy is the client's local browser proxy, "http://127.0.0.1:port":
+	// Chromium's only way out, dialling through the SSRF guard.
+	Proxy string
+	// Allow is the gate for every request a page makes: the page's own
+	// site only, the SSRF guard, robots.txt, the breaker and a token of
+	// the host's bucket.
 	Allow func(ctx context.Context, u *url.URL) error
 }
 
@@ -49,14 +53,16 @@ type BrowserConfig struct {
 type BrowserStarter func(ctx context.Context, cfg BrowserConfig) (Renderer, error)
 
 // Chromium starts Debian's chromium (execPath, empty for the default)
-// through internal/browser. Images, fonts, media and style sheets are
-// never fetched: the text is what zhizhi reads.
+// through internal/browser, every connection through cfg.Proxy. Images,
+// fonts, media and style sheets are never fetched: the text is what zhizhi
+// reads.
 func Chromium(execPath string, logger *slog.Logger) BrowserStarter {
 	return func(ctx context.Context, cfg BrowserConfig) (Renderer, error) {
 		return browser.New(ctx, browser.Options{
 			ExecPath:   execPath,
 			UAToken:    cfg.UAToken,
 			Resolve:    cfg.Resolve,
+			Proxy:      cfg.Proxy,
 			Allow:      cfg.Allow,
 			BlockTypes: []string{"Image", "Font", "Media", "Stylesheet"},
 			MaxTabs:    1,
@@ -71,6 +77,8 @@ type browserTier struct {
 
 	mu     sync.Mutex
 	r      Renderer
+	proxy  *BrowserProxy
+	live   liveHosts // what the proxy lets through
 	err    error
 	cancel context.CancelFunc
 }
@@ -89,13 +97,22 @@ func (t *browserTier) get(c *Client) (Renderer, error) {
 	for h, a := range c.guard.Resolve {
 		resolve[h] = a
 	}
-	r, err := t.start(ctx, BrowserConfig{UAToken: c.ua, Resolve: resolve, Allow: c.allow})
+	// Chromium resolves nothing itself: every connection it makes goes
+	// through this proxy, which dials only through the guard.
+	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit})
 	if err != nil {
 		cancel()
 		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
 		return nil, t.err
 	}
-	t.r, t.cancel = r, cancel
+	r, err := t.start(ctx, BrowserConfig{UAToken: c.ua, Resolve: resolve, Proxy: proxy.URL(), Allow: c.allow})
+	if err != nil {
+		cancel()
+		proxy.Close()
+		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
+		return nil, t.err
+	}
+	t.r, t.proxy, t.cancel = r, proxy, cancel
 	return r, nil
 }
 
@@ -104,17 +121,31 @@ func (t *browserTier) close() {
 	defer t.mu.Unlock()
 	if t.r != nil {
 		t.r.Close()
+		t.proxy.Close()
 		t.cancel()
-		t.r = nil
+		t.r, t.proxy = nil, nil
 	}
 }
 
-// allow is the browser's gate: every request a page makes passes the same
-// guard, robots.txt and breaker as a direct request and spends a token of
-// its host's bucket. The page's own host is held (Limiter.Hold) for the
-// whole visit, and internal/browser keeps one request in flight per host.
+// allow is the browser's gate: a page may load only from its own host
+// (and the hosts its redirect chain reached on the same site), each of
+// them held (Limiter.Hold) for the whole visit; every request passes the
+// same guard, robots.txt and breaker as a direct request and spends a
+// token of its host's bucket, and internal/browser keeps one request in
+// flight per host. The browser proxy judges every connection again at
+// dial time.
 func (c *Client) allow(ctx context.Context, u *url.URL) error {
 	if err := c.guard.CheckURL(u); err != nil {
+		return err
+	}
+	v := visitFrom(ctx)
+	if v == nil {
+		return fmt.Errorf("%w: no page visit", ErrOffSite)
+	}
+	// Before any lookup or robots.txt fetch: a third party is not even
+	// asked for its robots.txt.
+	fresh, err := v.scope(ctx, u)
+	if err != nil {
 		return err
 	}
 	if err := c.guard.CheckName(ctx, u.Hostname()); err != nil {
@@ -130,6 +161,13 @@ func (c *Client) allow(ctx context.Context, u *url.URL) error {
 	if _, err := c.health.Check(ctx, host); err != nil {
 		var be *BlockedError
 		if !errors.As(err, &be) || be.Reason == "breaker open" {
+			return err
+		}
+	}
+	if fresh {
+		// After robots.txt, which a fetch of its own would need the
+		// very slot held here.
+		if err := v.hold(ctx, host); err != nil {
 			return err
 		}
 	}
@@ -157,8 +195,10 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		return fail(err)
 	}
 	defer release()
+	vctx, v := c.startVisit(ctx, host)
+	defer v.end()
 	wall := time.Now()
-	page, rerr := r.Render(ctx, u.String(), browser.RenderOptions{
+	page, rerr := r.Render(vctx, u.String(), browser.RenderOptions{
 		WaitChallenge:    true,
 		ChallengeMarkers: pol.challengeMarkers(),
 		CaptchaMarkers:   pol.CaptchaMarkers,
@@ -185,7 +225,7 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 	if rerr != nil {
 		for i, rec := range page.Requests {
 			ru, perr := url.Parse(rec.URL)
-			if perr == nil && rec.ResourceType == "Document" && hostOf(ru) == host &&
+			if perr == nil && rec.ResourceType == "Document" && v.reaches(hostOf(ru)) &&
 				rec.BlockedReason == "" && rec.Error == "" && rec.Status != 0 {
 				verdict = i
 			}
@@ -204,7 +244,7 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		if r.Method == "" {
 			r.Method = http.MethodGet
 		}
-		isMain := rec.ResourceType == "Document" && hostOf(ru) == host
+		isMain := rec.ResourceType == "Document" && v.reaches(hostOf(ru))
 		if !isMain {
 			r.Purpose = PurposeAsset
 		}
@@ -219,8 +259,8 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		}
 		if isMain && rec.BlockedReason == "" {
 			mainLogged = true
-			if hErr := c.record(ctx, host, rec.Status, nil, nil); hErr != nil {
-				c.log.Error("record host health", "host", host, "error", hErr)
+			if hErr := c.record(ctx, hostOf(ru), rec.Status, nil, nil); hErr != nil {
+				c.log.Error("record host health", "host", hostOf(ru), "error", hErr)
 			}
 		}
 		at := rec.StartedAt
