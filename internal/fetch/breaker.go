@@ -27,7 +27,15 @@ type HostHealth struct {
 	BreakerUntil      *time.Time
 	BreakerTrips      []time.Time
 	NeedsReview       bool
+	// BlockReason is BlockCaptcha while the host is stopped until a person
+	// clears it; empty otherwise.
+	BlockReason string
 }
+
+// BlockCaptcha is the BlockReason of a host that answered with a CAPTCHA:
+// zhizhi never solves one, and does not ask the host again (in any
+// process, after any restart) until a person has looked and cleared it.
+const BlockCaptcha = "captcha"
 
 // HealthFromState takes the health fields of a stored host state.
 func HealthFromState(s model.HostState) HostHealth {
@@ -38,6 +46,7 @@ func HealthFromState(s model.HostState) HostHealth {
 		BreakerUntil:      s.BreakerUntil,
 		BreakerTrips:      append([]time.Time(nil), s.BreakerTrips...),
 		NeedsReview:       s.NeedsReview,
+		BlockReason:       s.BlockReason,
 	}
 }
 
@@ -49,6 +58,7 @@ func (h HostHealth) ApplyTo(s *model.HostState) {
 	s.BreakerUntil = h.BreakerUntil
 	s.BreakerTrips = append([]time.Time(nil), h.BreakerTrips...)
 	s.NeedsReview = h.NeedsReview
+	s.BlockReason = h.BlockReason
 }
 
 // RecordSuccess forgets the error run: the next error starts at k = 1.
@@ -106,15 +116,40 @@ type BlockedError struct {
 	Host   string
 	Until  time.Time
 	Reason string // "breaker open" or "backing off"
+	// Cause is BlockCaptcha for a host stopped by a CAPTCHA (Reason is
+	// then "breaker open": a stop, not a wait), with no end but a person's
+	// decision; Until is the earliest such a person's review could matter.
+	Cause string
+	Since time.Time // when the CAPTCHA was met, for Cause BlockCaptcha
 }
 
 func (e *BlockedError) Error() string {
+	if e.Cause == BlockCaptcha {
+		return fmt.Sprintf("%s: stopped since %s because the site answered with a CAPTCHA, which zhizhi never solves; "+
+			"nothing more is asked of this host until a person has looked at the site and cleared the block "+
+			"(store.ClearHostBlock, or in the database: UPDATE host_state SET block_reason = NULL, breaker_until = NULL, "+
+			"needs_review = false WHERE host = '%s')", e.Host, e.Since.UTC().Format(time.RFC3339), e.Host)
+	}
 	return fmt.Sprintf("%s: %s until %s", e.Host, e.Reason, e.Until.UTC().Format(time.RFC3339))
 }
 
-// Blocked returns a *BlockedError while the breaker is open or a backoff is
-// running at now, else nil.
+// Is makes a CAPTCHA block match ErrCaptcha, so callers that stop at a
+// CAPTCHA page stop at the remembered one too.
+func (e *BlockedError) Is(target error) bool {
+	return target == ErrCaptcha && e.Cause == BlockCaptcha
+}
+
+// Blocked returns a *BlockedError while the host is stopped by a CAPTCHA,
+// the breaker is open or a backoff is running at now, else nil.
 func (h HostHealth) Blocked(now time.Time) *BlockedError {
+	if h.BlockReason == BlockCaptcha {
+		e := &BlockedError{Host: h.Host, Reason: "breaker open", Cause: BlockCaptcha, Until: now}
+		if h.BreakerUntil != nil {
+			e.Until = *h.BreakerUntil
+			e.Since = h.BreakerUntil.Add(-BreakerOpenFor)
+		}
+		return e
+	}
 	if h.BreakerUntil != nil && now.Before(*h.BreakerUntil) {
 		return &BlockedError{Host: h.Host, Until: *h.BreakerUntil, Reason: "breaker open"}
 	}
@@ -182,4 +217,29 @@ func (t *HealthTracker) Record(ctx context.Context, host string, status int, hea
 		return h, f, fmt.Errorf("record host %s: %w", host, err)
 	}
 	return h, f, nil
+}
+
+// RecordCaptcha remembers that host answered with a CAPTCHA: the host is
+// stopped (BlockCaptcha) and flagged for review, and the breaker is open
+// for at least BreakerOpenFor, so every process refuses it until a person
+// clears the block.
+func (t *HealthTracker) RecordCaptcha(ctx context.Context, host string) (HostHealth, error) {
+	s, err := t.Store.GetHostState(ctx, host)
+	if err != nil {
+		return HostHealth{}, fmt.Errorf("record captcha at %s: %w", host, err)
+	}
+	s.Host = host
+	h := HealthFromState(s)
+	now := t.Clock.Now()
+	h.BlockReason = BlockCaptcha
+	h.NeedsReview = true
+	if until := now.Add(BreakerOpenFor); h.BreakerUntil == nil || h.BreakerUntil.Before(until) {
+		h.BreakerUntil = &until
+	}
+	h.ApplyTo(&s)
+	s.UpdatedAt = now
+	if err := t.Store.PutHostState(ctx, s); err != nil {
+		return h, fmt.Errorf("record captcha at %s: %w", host, err)
+	}
+	return h, nil
 }

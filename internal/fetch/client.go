@@ -133,7 +133,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		guard:     g,
 		http:      hc,
 		limits:    l,
-		limiter:   NewLimiter(opts.Clock),
+		limiter:   NewSharedLimiter(opts.Clock, opts.Store),
 		health:    &HealthTracker{Clock: opts.Clock, Store: hostStates{opts.Store}},
 		ua:        UserAgent(opts.Version, opts.ContactURL),
 		log:       opts.Logger,
@@ -288,8 +288,33 @@ func isRedirect(status int) bool {
 }
 
 // one makes a single request (no redirects) through every gate, choosing
-// the tier.
+// the tier. A CAPTCHA met on either tier is remembered in host_state, so
+// no later request (in any process) asks the host again until a person
+// has cleared it.
 func (c *Client) one(ctx context.Context, req Request, u *url.URL) (*Response, error) {
+	resp, err := c.oneTier(ctx, req, u)
+	var be *BlockedError
+	if errors.Is(err, ErrCaptcha) && !errors.As(err, &be) {
+		if rerr := c.recordCaptcha(ctx, hostOf(u)); rerr != nil {
+			c.log.Error("record captcha", "host", hostOf(u), "error", rerr)
+		}
+	}
+	return resp, err
+}
+
+func (c *Client) recordCaptcha(ctx context.Context, host string) error {
+	hl := lockOf(&c.mu, c.hostLocks, host)
+	hl.Lock()
+	defer hl.Unlock()
+	h, err := c.health.RecordCaptcha(ctx, host)
+	if err != nil {
+		return err
+	}
+	c.log.Error("🔴 CAPTCHA: host stopped until a person clears it", "host", host, "needs_review", h.NeedsReview)
+	return nil
+}
+
+func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Response, error) {
 	host := hostOf(u)
 	pol := c.policy(host)
 	if err := c.guard.CheckURL(u); err != nil {
@@ -548,6 +573,8 @@ func (h hostStates) GetHostState(ctx context.Context, host string) (model.HostSt
 	return st, err
 }
 
+// PutHostState writes only the health fields: robots.txt and the bucket
+// may have been changed meanwhile by another process.
 func (h hostStates) PutHostState(ctx context.Context, st model.HostState) error {
-	return h.s.PutHostState(ctx, &st)
+	return h.s.PutHostHealth(ctx, &st)
 }

@@ -2,6 +2,8 @@ package fetch
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"time"
 )
@@ -48,10 +50,23 @@ func (p HostPolicy) effective() (burst int, interval time.Duration) {
 	return burst, interval
 }
 
+// SharedHosts lets the limiters of every process on one database act as
+// one limiter per host: a cross-process lock held for each request (so the
+// site never sees two of zhizhi's requests in flight, whichever process
+// sent them), and the host's token bucket, read under that lock and written
+// when a token is taken (so a new process continues the bucket where the
+// last one left it). *store.Store implements it.
+type SharedHosts interface {
+	LockHost(ctx context.Context, host string) (release func(), err error)
+	GetHostBucket(ctx context.Context, host string) (tokens float64, at time.Time, ok bool, err error)
+	PutHostBucket(ctx context.Context, host string, tokens float64, at time.Time) error
+}
+
 // Limiter spaces requests per host with a token bucket (burst 3, one token
 // per 2 s by default), keeps at most one request in flight per host and at
 // most four overall, and holds a host back until a given time (backoff,
-// Retry-After). All time comes from the injected Clock.
+// Retry-After). All time comes from the injected Clock. With SharedHosts
+// the per-host rules hold across processes too.
 //
 // The bucket is kept as a theoretical arrival time (GCRA): the next token
 // is due at tat; a request at now may go if tat - now ≤ (burst-1)·interval.
@@ -59,6 +74,7 @@ func (p HostPolicy) effective() (burst int, interval time.Duration) {
 // durations rather than fractional tokens.
 type Limiter struct {
 	clock       Clock
+	shared      SharedHosts
 	maxPerHost  int
 	maxInFlight int
 
@@ -73,10 +89,13 @@ type hostSlot struct {
 	tat       time.Time // theoretical arrival time of the next token
 	notBefore time.Time
 	last      time.Time // start of the last request
-	inFlight  int
+	// reserved counts this process's requests that hold the host's slot,
+	// from the moment they claim it (before the cross-process lock and the
+	// token) until release.
+	reserved int
 }
 
-// NewLimiter returns a Limiter with the default caps.
+// NewLimiter returns a Limiter with the default caps, for one process.
 func NewLimiter(clock Clock) *Limiter {
 	return &Limiter{
 		clock:       clock,
@@ -85,6 +104,14 @@ func NewLimiter(clock Clock) *Limiter {
 		hosts:       map[string]*hostSlot{},
 		released:    make(chan struct{}),
 	}
+}
+
+// NewSharedLimiter returns a Limiter whose per-host lock and bucket are
+// shared with every other process using shared.
+func NewSharedLimiter(clock Clock, shared SharedHosts) *Limiter {
+	l := NewLimiter(clock)
+	l.shared = shared
+	return l
 }
 
 func (l *Limiter) slot(host string) *hostSlot {
@@ -150,45 +177,166 @@ func (l *Limiter) Take(ctx context.Context, host string) error {
 	return err
 }
 
+// acquire claims, in order: this process's slot at host (slot), the
+// cross-process lock of host (slot, when shared), a token (token, after
+// continuing the shared bucket) and an overall slot (slot). Claiming the
+// host first keeps one waiter per host per process on the cross-process
+// lock; taking the overall slot last keeps a request that waits for its
+// token from holding one of the four, and from counting as in flight.
 func (l *Limiter) acquire(ctx context.Context, host string, slot, token bool) (release func(), err error) {
+	var s *hostSlot
+	unlock := func() {}
+	if slot {
+		if s, err = l.reserve(ctx, host); err != nil {
+			return nil, err
+		}
+		if l.shared != nil {
+			u, err := l.shared.LockHost(ctx, host)
+			if err != nil {
+				l.unreserve(s, false)
+				return nil, fmt.Errorf("limiter: %w", err)
+			}
+			unlock = u
+		}
+	}
+	fail := func(err error) (func(), error) {
+		unlock()
+		if slot {
+			l.unreserve(s, false)
+		}
+		return nil, err
+	}
+	if token && l.shared != nil {
+		tokens, at, ok, err := l.shared.GetHostBucket(ctx, host)
+		if err != nil {
+			return fail(fmt.Errorf("limiter: %w", err))
+		}
+		if ok {
+			l.mu.Lock()
+			l.slot(host).continueBucket(tokens, at)
+			l.mu.Unlock()
+		}
+	}
+	var (
+		left float64
+		at   time.Time
+	)
 	for {
 		l.mu.Lock()
-		s := l.slot(host)
-		if slot && (s.inFlight >= l.maxPerHost || l.inFlight >= l.maxInFlight) {
+		s = l.slot(host)
+		now := l.clock.Now()
+		if token {
+			if wait := s.wait(now); wait > 0 {
+				l.mu.Unlock()
+				if err := l.clock.Sleep(ctx, wait); err != nil {
+					return fail(err)
+				}
+				continue
+			}
+		}
+		if slot && l.inFlight >= l.maxInFlight {
 			ch := l.released
 			l.mu.Unlock()
 			select {
 			case <-ch:
 				continue
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return fail(ctx.Err())
 			}
 		}
-		now := l.clock.Now()
 		if token {
-			if wait := s.wait(now); wait > 0 {
-				l.mu.Unlock()
-				if err := l.clock.Sleep(ctx, wait); err != nil {
-					return nil, err
-				}
-				continue
-			}
 			_, interval := s.policy.effective()
 			if s.tat.Before(now) {
 				s.tat = now
 			}
 			s.tat = s.tat.Add(interval)
 			s.last = now
+			left, at = s.bucketAt(now)
 		}
-		if !slot {
-			l.mu.Unlock()
-			return func() {}, nil
+		if slot {
+			l.inFlight++
 		}
-		s.inFlight++
-		l.inFlight++
 		l.mu.Unlock()
-		var once sync.Once
-		return func() { once.Do(func() { l.release(s) }) }, nil
+		break
+	}
+	var once sync.Once
+	rel := func() {
+		once.Do(func() {
+			unlock()
+			if slot {
+				l.unreserve(s, true)
+			}
+		})
+	}
+	if token && l.shared != nil {
+		if err := l.shared.PutHostBucket(ctx, host, left, at); err != nil {
+			// Unrecorded, the token would be spent again by the next
+			// process: refuse the request instead.
+			rel()
+			return nil, fmt.Errorf("limiter: %w", err)
+		}
+	}
+	return rel, nil
+}
+
+// reserve waits until this process has no request at host, then claims it.
+func (l *Limiter) reserve(ctx context.Context, host string) (*hostSlot, error) {
+	for {
+		l.mu.Lock()
+		s := l.slot(host)
+		if s.reserved < l.maxPerHost {
+			s.reserved++
+			l.mu.Unlock()
+			return s, nil
+		}
+		ch := l.released
+		l.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// unreserve gives back a host claim, and the overall slot when the request
+// went out.
+func (l *Limiter) unreserve(s *hostSlot, inFlight bool) {
+	l.mu.Lock()
+	s.reserved--
+	if inFlight {
+		l.inFlight--
+	}
+	close(l.released)
+	l.released = make(chan struct{})
+	l.mu.Unlock()
+}
+
+// bucketAt expresses the bucket as tokens left at a stored instant: now
+// rounded up to the microsecond the database keeps (later is the stricter
+// side for the "last request" it also stands for). Converted back by
+// continueBucket, it gives the same theoretical arrival time.
+func (s *hostSlot) bucketAt(now time.Time) (tokens float64, at time.Time) {
+	burst, interval := s.policy.effective()
+	at = now.Truncate(time.Microsecond)
+	if at.Before(now) {
+		at = at.Add(time.Microsecond)
+	}
+	return float64(burst) - float64(s.tat.Sub(at))/float64(interval), at
+}
+
+// continueBucket folds in the bucket another process (or an earlier run)
+// left: tokens at at, under this host's policy. It only ever makes the
+// bucket emptier, never fuller.
+func (s *hostSlot) continueBucket(tokens float64, at time.Time) {
+	burst, interval := s.policy.effective()
+	tokens = min(tokens, float64(burst))
+	tat := at.Add(time.Duration(math.Round((float64(burst) - tokens) * float64(interval))))
+	if tat.After(s.tat) {
+		s.tat = tat
+	}
+	if at.After(s.last) {
+		s.last = at
 	}
 }
 
@@ -217,15 +365,6 @@ func (s *hostSlot) wait(now time.Time) time.Duration {
 		w = hold
 	}
 	return w
-}
-
-func (l *Limiter) release(s *hostSlot) {
-	l.mu.Lock()
-	s.inFlight--
-	l.inFlight--
-	close(l.released)
-	l.released = make(chan struct{})
-	l.mu.Unlock()
 }
 
 // Wait returns how long a request to host would wait for its bucket and

@@ -18,8 +18,8 @@ type robotsEntry struct {
 	status    int // 0: the fetch failed on the network
 	fetchedAt time.Time
 	checkedAt time.Time // last fetch or revalidation
-	// Validators for the next revalidation; kept in memory only (a new
-	// process simply fetches the file once in full).
+	// Validators for the next revalidation, kept in host_state too: a new
+	// process revalidates the stored copy with a conditional GET.
 	etag, lastModified string
 	raw                []byte // the file as served (capped), for host_state
 	reason             string // why the fetch failed, when status is 0
@@ -50,8 +50,15 @@ func (e *robotsEntry) readable() bool {
 	return e.status >= 200 && e.status < 300
 }
 
+// failed reports a robots.txt that could not be read (network error, 5xx,
+// 429): the host is closed (RobotsForStatus).
+func (e *robotsEntry) failed() bool {
+	return e.status == 0 || e.status >= 500 || e.status == http.StatusTooManyRequests
+}
+
 // ForgetRobots makes the next request to host revalidate its robots.txt
-// first (the crawl layer calls it at the start of a run on a host).
+// first (the crawl layer calls it at the start of a run on a host). A
+// client that has not used host's robots.txt yet revalidates it anyway.
 func (c *Client) ForgetRobots(host string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -106,13 +113,18 @@ func (c *Client) robotsFor(ctx context.Context, u *url.URL, pol SitePolicy, cach
 		return e, nil // someone refreshed it while we waited
 	}
 	if e == nil {
+		// The first use in this process: the stored copy may be older
+		// than a tightening the site made since, so it is revalidated (a
+		// 304 when unchanged) however recently it was read. Only a stored
+		// failure is used as it is: it disallows everything, the
+		// strictest answer there is, until RobotsFailureTTL.
 		stored, err := c.loadRobots(ctx, host)
 		if err != nil {
 			return nil, err
 		}
 		if stored != nil && !stored.expired(now) {
 			e = stored
-			if !e.readable() || now.Sub(e.checkedAt) < c.recheck {
+			if e.failed() {
 				c.setRobots(host, e, pol)
 				return e, nil
 			}
@@ -151,7 +163,7 @@ func (c *Client) loadRobots(ctx context.Context, host string) (*robotsEntry, err
 		return nil, fmt.Errorf("robots for %s: %w", host, err)
 	}
 	e := &robotsEntry{status: st.RobotsStatus, fetchedAt: *st.RobotsFetchedAt, checkedAt: *st.RobotsFetchedAt,
-		raw: st.RobotsBody}
+		raw: st.RobotsBody, etag: st.RobotsETag, lastModified: st.RobotsLastModified}
 	if st.RobotsStatus == 0 {
 		e.reason = string(st.RobotsBody)
 		e.rules = DisallowAll(e.reason)
@@ -161,21 +173,12 @@ func (c *Client) loadRobots(ctx context.Context, host string) (*robotsEntry, err
 	return e, nil
 }
 
-// saveRobots stores e in host_state, leaving the health fields alone.
+// saveRobots stores e in host_state, leaving the other fields alone.
 func (c *Client) saveRobots(ctx context.Context, host string, e *robotsEntry) error {
-	hl := lockOf(&c.mu, c.hostLocks, host)
-	hl.Lock()
-	defer hl.Unlock()
-	st, err := hostStates{c.store}.GetHostState(ctx, host)
-	if err != nil {
-		return fmt.Errorf("save robots of %s: %w", host, err)
-	}
-	st.Host = host
-	st.RobotsStatus = e.status
-	st.RobotsBody = e.body()
 	at := e.fetchedAt
-	st.RobotsFetchedAt = &at
-	if err := c.store.PutHostState(ctx, &st); err != nil {
+	st := model.HostState{Host: host, RobotsStatus: e.status, RobotsBody: e.body(), RobotsFetchedAt: &at,
+		RobotsETag: e.etag, RobotsLastModified: e.lastModified}
+	if err := c.store.PutHostRobots(ctx, &st); err != nil {
 		return fmt.Errorf("save robots of %s: %w", host, err)
 	}
 	return nil

@@ -277,6 +277,19 @@ type HostState struct {
 	RobotsStatus      int
 	RobotsFetchedAt   *time.Time
 	UpdatedAt         time.Time
+
+	// Validators of the stored robots.txt, so that a new process
+	// revalidates it with a conditional GET.
+	RobotsETag         string
+	RobotsLastModified string
+	// BlockReason says why a host is stopped beyond the breaker's count:
+	// "captcha" holds until a person clears it. Empty otherwise.
+	BlockReason string
+	// The host's token bucket as the last request left it: BucketTokens
+	// at BucketAt (when that request took its token); nil BucketAt: never
+	// asked. Shared by every process on the database.
+	BucketTokens float64
+	BucketAt     *time.Time
 }
 
 // Cookie is a row of the cookie pool for a site (DESIGN §4).

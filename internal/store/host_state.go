@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -9,18 +10,27 @@ import (
 	"zhizhi/internal/model"
 )
 
+// hostStateColumns is every column GetHostState reads, in scan order.
+const hostStateColumns = `consecutive_errors, backoff_until, breaker_until, breaker_trips,
+	needs_review, robots_body, robots_status, robots_fetched_at, updated_at,
+	robots_etag, robots_last_modified, block_reason, bucket_tokens, bucket_at`
+
 // GetHostState returns the politeness state of host. A host never seen gives
 // a zero HostState (with Host set) and ErrNotFound.
 func (s *Store) GetHostState(ctx context.Context, host string) (model.HostState, error) {
 	st := model.HostState{Host: host}
-	var trips json.RawMessage
-	err := s.conn().queryRow(ctx, `SELECT consecutive_errors, backoff_until, breaker_until, breaker_trips,
-		needs_review, robots_body, robots_status, robots_fetched_at, updated_at FROM host_state WHERE host = ?`, host).
+	var (
+		trips  json.RawMessage
+		tokens sql.NullFloat64
+	)
+	err := s.conn().queryRow(ctx, `SELECT `+hostStateColumns+` FROM host_state WHERE host = ?`, host).
 		Scan(&st.ConsecutiveErrors, nullTimeCol{&st.BackoffUntil}, nullTimeCol{&st.BreakerUntil}, jsonCol{&trips},
-			&st.NeedsReview, &st.RobotsBody, &st.RobotsStatus, nullTimeCol{&st.RobotsFetchedAt}, timeCol{&st.UpdatedAt})
+			&st.NeedsReview, &st.RobotsBody, &st.RobotsStatus, nullTimeCol{&st.RobotsFetchedAt}, timeCol{&st.UpdatedAt},
+			strCol{&st.RobotsETag}, strCol{&st.RobotsLastModified}, strCol{&st.BlockReason}, &tokens, nullTimeCol{&st.BucketAt})
 	if err != nil {
 		return model.HostState{Host: host}, fmt.Errorf("host state %s: %w", host, notFound(err))
 	}
+	st.BucketTokens = tokens.Float64
 	if len(trips) > 0 {
 		var raw []string
 		if err := json.Unmarshal(trips, &raw); err != nil {
@@ -37,30 +47,139 @@ func (s *Store) GetHostState(ctx context.Context, host string) (model.HostState,
 	return st, nil
 }
 
-// PutHostState inserts or replaces the state of st.Host; updated_at is set
-// from the store clock.
-func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
-	trips := make([]string, 0, len(st.BreakerTrips))
-	for _, t := range st.BreakerTrips {
-		trips = append(trips, t.UTC().Format(time.RFC3339Nano))
+func tripsJSON(trips []time.Time) (string, error) {
+	out := make([]string, 0, len(trips))
+	for _, t := range trips {
+		out = append(out, t.UTC().Format(time.RFC3339Nano))
 	}
-	tj, err := json.Marshal(trips)
+	b, err := json.Marshal(out)
+	return string(b), err
+}
+
+// PutHostState inserts or replaces the whole state of st.Host; updated_at is
+// set from the store clock. Code that changes only one part of a host's
+// state while other processes may change the rest uses PutHostHealth,
+// PutHostRobots or PutHostBucket, which leave the other columns alone.
+func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
+	tj, err := tripsJSON(st.BreakerTrips)
 	if err != nil {
 		return fmt.Errorf("put host state: %w", err)
 	}
+	var tokens any
+	if st.BucketAt != nil {
+		tokens = st.BucketTokens
+	}
 	st.UpdatedAt = s.now()
 	_, err = s.conn().exec(ctx, `INSERT INTO host_state (host, consecutive_errors, backoff_until, breaker_until,
-		breaker_trips, needs_review, robots_body, robots_status, robots_fetched_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		breaker_trips, needs_review, robots_body, robots_status, robots_fetched_at, updated_at,
+		robots_etag, robots_last_modified, block_reason, bucket_tokens, bucket_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (host) DO UPDATE SET consecutive_errors = excluded.consecutive_errors,
 			backoff_until = excluded.backoff_until, breaker_until = excluded.breaker_until,
 			breaker_trips = excluded.breaker_trips, needs_review = excluded.needs_review,
 			robots_body = excluded.robots_body, robots_status = excluded.robots_status,
-			robots_fetched_at = excluded.robots_fetched_at, updated_at = excluded.updated_at`,
-		st.Host, st.ConsecutiveErrors, s.tsPtr(st.BackoffUntil), s.tsPtr(st.BreakerUntil), string(tj),
-		st.NeedsReview, st.RobotsBody, st.RobotsStatus, s.tsPtr(st.RobotsFetchedAt), s.ts(st.UpdatedAt))
+			robots_fetched_at = excluded.robots_fetched_at, updated_at = excluded.updated_at,
+			robots_etag = excluded.robots_etag, robots_last_modified = excluded.robots_last_modified,
+			block_reason = excluded.block_reason, bucket_tokens = excluded.bucket_tokens,
+			bucket_at = excluded.bucket_at`,
+		st.Host, st.ConsecutiveErrors, s.tsPtr(st.BackoffUntil), s.tsPtr(st.BreakerUntil), tj,
+		st.NeedsReview, st.RobotsBody, st.RobotsStatus, s.tsPtr(st.RobotsFetchedAt), s.ts(st.UpdatedAt),
+		nullStr(st.RobotsETag), nullStr(st.RobotsLastModified), nullStr(st.BlockReason), tokens, s.tsPtr(st.BucketAt))
 	if err != nil {
 		return fmt.Errorf("put host state %s: %w", st.Host, err)
+	}
+	return nil
+}
+
+// PutHostHealth stores the backoff, breaker and block fields of st (a row
+// is created when missing), leaving robots.txt and the bucket alone.
+func (s *Store) PutHostHealth(ctx context.Context, st *model.HostState) error {
+	tj, err := tripsJSON(st.BreakerTrips)
+	if err != nil {
+		return fmt.Errorf("put host health: %w", err)
+	}
+	st.UpdatedAt = s.now()
+	_, err = s.conn().exec(ctx, `INSERT INTO host_state (host, consecutive_errors, backoff_until, breaker_until,
+		breaker_trips, needs_review, block_reason, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET consecutive_errors = excluded.consecutive_errors,
+			backoff_until = excluded.backoff_until, breaker_until = excluded.breaker_until,
+			breaker_trips = excluded.breaker_trips, needs_review = excluded.needs_review,
+			block_reason = excluded.block_reason, updated_at = excluded.updated_at`,
+		st.Host, st.ConsecutiveErrors, s.tsPtr(st.BackoffUntil), s.tsPtr(st.BreakerUntil), tj,
+		st.NeedsReview, nullStr(st.BlockReason), s.ts(st.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("put host health %s: %w", st.Host, err)
+	}
+	return nil
+}
+
+// PutHostRobots stores the robots.txt fields of st (body, status, fetch
+// time, validators), leaving health and the bucket alone.
+func (s *Store) PutHostRobots(ctx context.Context, st *model.HostState) error {
+	st.UpdatedAt = s.now()
+	_, err := s.conn().exec(ctx, `INSERT INTO host_state (host, robots_body, robots_status, robots_fetched_at,
+		robots_etag, robots_last_modified, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET robots_body = excluded.robots_body,
+			robots_status = excluded.robots_status, robots_fetched_at = excluded.robots_fetched_at,
+			robots_etag = excluded.robots_etag, robots_last_modified = excluded.robots_last_modified,
+			updated_at = excluded.updated_at`,
+		st.Host, st.RobotsBody, st.RobotsStatus, s.tsPtr(st.RobotsFetchedAt),
+		nullStr(st.RobotsETag), nullStr(st.RobotsLastModified), s.ts(st.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("put host robots %s: %w", st.Host, err)
+	}
+	return nil
+}
+
+// GetHostBucket returns the token bucket host's last request left: tokens
+// at at. ok is false when no process has taken a token there yet.
+func (s *Store) GetHostBucket(ctx context.Context, host string) (tokens float64, at time.Time, ok bool, err error) {
+	var (
+		tk  sql.NullFloat64
+		atp *time.Time
+	)
+	err = s.conn().queryRow(ctx, `SELECT bucket_tokens, bucket_at FROM host_state WHERE host = ?`, host).
+		Scan(&tk, nullTimeCol{&atp})
+	if err == sql.ErrNoRows {
+		return 0, time.Time{}, false, nil
+	}
+	if err != nil {
+		return 0, time.Time{}, false, fmt.Errorf("host bucket %s: %w", host, err)
+	}
+	if !tk.Valid || atp == nil {
+		return 0, time.Time{}, false, nil
+	}
+	return tk.Float64, *atp, true, nil
+}
+
+// PutHostBucket records host's bucket after a token was taken: tokens left
+// at at (stored to the microsecond). Only the bucket columns change.
+func (s *Store) PutHostBucket(ctx context.Context, host string, tokens float64, at time.Time) error {
+	_, err := s.conn().exec(ctx, `INSERT INTO host_state (host, bucket_tokens, bucket_at, updated_at)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET bucket_tokens = excluded.bucket_tokens,
+			bucket_at = excluded.bucket_at, updated_at = excluded.updated_at`,
+		host, tokens, s.ts(at), s.ts(s.now()))
+	if err != nil {
+		return fmt.Errorf("put host bucket %s: %w", host, err)
+	}
+	return nil
+}
+
+// ClearHostBlock is a person's decision that host may be asked again: the
+// error run, backoff, breaker, review flag and block reason (a CAPTCHA) are
+// cleared. Past breaker trips stay, so the review rule still counts them.
+func (s *Store) ClearHostBlock(ctx context.Context, host string) error {
+	res, err := s.conn().exec(ctx, `UPDATE host_state SET consecutive_errors = 0, backoff_until = NULL,
+		breaker_until = NULL, needs_review = ?, block_reason = NULL, updated_at = ? WHERE host = ?`,
+		false, s.ts(s.now()), host)
+	if err != nil {
+		return fmt.Errorf("clear host block %s: %w", host, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("clear host block %s: %w", host, ErrNotFound)
 	}
 	return nil
 }

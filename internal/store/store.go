@@ -12,6 +12,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -38,6 +39,11 @@ type Store struct {
 	db      *sql.DB
 	dialect string
 	dataDir string
+
+	// The directory of SQLite host locks (LockHost), found once.
+	lockDirOnce sync.Once
+	lockDir     string
+	lockDirErr  error
 
 	// Now is the clock used for created_at/updated_at and similar stamps.
 	// Tests replace it; it defaults to time.Now.

@@ -1,0 +1,112 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+	"zhizhi/internal/store/storetest"
+)
+
+// TestLockHost: one holder per host at a time (each LockHost is its own
+// connection or open file, as another process's would be); other hosts
+// are free; a waiter gives up with its context; a
+// released lock can be taken again.
+func TestLockHost(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		release, err := s.LockHost(ctx, "www.gd.gov.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := s.LockHost(ctx, "www.gz.gov.test")
+		if err != nil {
+			t.Fatalf("another host: %v", err)
+		}
+		other()
+
+		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		if r, err := s.LockHost(tctx, "www.gd.gov.test"); !errors.Is(err, context.DeadlineExceeded) {
+			if r != nil {
+				r()
+			}
+			t.Fatalf("second lock of a held host: %v, want to wait until the context ends", err)
+		}
+
+		got := make(chan func(), 1)
+		go func() {
+			r, err := s.LockHost(ctx, "www.gd.gov.test")
+			if err != nil {
+				t.Error(err)
+				r = func() {}
+			}
+			got <- r
+		}()
+		select {
+		case r := <-got:
+			r()
+			t.Fatal("the lock was taken twice")
+		case <-time.After(50 * time.Millisecond):
+		}
+		release()
+		select {
+		case r := <-got:
+			r()
+		case <-time.After(5 * time.Second):
+			t.Fatal("the waiter did not get the lock after its release")
+		}
+	})
+}
+
+// TestHostStateParts: health, robots.txt and the bucket are written by
+// different processes at different times; writing one part leaves the
+// others as they were.
+func TestHostStateParts(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		const host = "www.gd.gov.test"
+		at := time.Date(2026, 3, 5, 8, 0, 0, 123456000, time.UTC)
+		if _, _, ok, err := s.GetHostBucket(ctx, host); ok || err != nil {
+			t.Fatalf("bucket of a host never seen: ok=%v err=%v", ok, err)
+		}
+		if err := s.PutHostBucket(ctx, host, 1.5, at); err != nil {
+			t.Fatal(err)
+		}
+		until := at.Add(time.Hour)
+		if err := s.PutHostHealth(ctx, &model.HostState{Host: host, ConsecutiveErrors: 2, BreakerUntil: &until,
+			NeedsReview: true, BlockReason: "captcha"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.PutHostRobots(ctx, &model.HostState{Host: host, RobotsStatus: 200, RobotsBody: []byte("User-agent: *\n"),
+			RobotsFetchedAt: &at, RobotsETag: `"r1"`, RobotsLastModified: "Thu, 05 Mar 2026 08:00:00 GMT"}); err != nil {
+			t.Fatal(err)
+		}
+		tokens, bat, ok, err := s.GetHostBucket(ctx, host)
+		if err != nil || !ok || tokens != 1.5 || !bat.Equal(at) {
+			t.Fatalf("bucket %v at %v (ok %v, %v), want 1.5 at %v", tokens, bat, ok, err, at)
+		}
+		st, err := s.GetHostState(ctx, host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.ConsecutiveErrors != 2 || st.BreakerUntil == nil || !st.BreakerUntil.Equal(until) || !st.NeedsReview ||
+			st.BlockReason != "captcha" || st.RobotsStatus != 200 || st.RobotsETag != `"r1"` ||
+			st.RobotsLastModified == "" || st.BucketTokens != 1.5 || st.BucketAt == nil {
+			t.Fatalf("host state after three partial writes: %+v", st)
+		}
+		if err := s.ClearHostBlock(ctx, host); err != nil {
+			t.Fatal(err)
+		}
+		st, _ = s.GetHostState(ctx, host)
+		if st.BlockReason != "" || st.NeedsReview || st.BreakerUntil != nil || st.RobotsETag != `"r1"` || st.BucketTokens != 1.5 {
+			t.Errorf("after ClearHostBlock: %+v", st)
+		}
+		if err := s.ClearHostBlock(ctx, "www.unknown.gov.test"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("clear an unknown host: %v, want ErrNotFound", err)
+		}
+	})
+}

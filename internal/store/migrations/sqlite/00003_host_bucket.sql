@@ -1,0 +1,19 @@
+-- +goose Up
+-- Politeness that outlives a process (DESIGN §5, §9): the host's token
+-- bucket as the last request left it (tokens at bucket_at, the start of that
+-- request), so the next process continues it instead of starting with a full
+-- burst; robots.txt validators, so a new process revalidates its cached copy
+-- with a conditional GET; and why a host is blocked beyond the breaker
+-- ('captcha': until a person clears it).
+ALTER TABLE host_state ADD COLUMN bucket_tokens REAL;
+ALTER TABLE host_state ADD COLUMN bucket_at TEXT;
+ALTER TABLE host_state ADD COLUMN robots_etag TEXT;
+ALTER TABLE host_state ADD COLUMN robots_last_modified TEXT;
+ALTER TABLE host_state ADD COLUMN block_reason TEXT;
+
+-- +goose Down
+ALTER TABLE host_state DROP COLUMN block_reason;
+ALTER TABLE host_state DROP COLUMN robots_last_modified;
+ALTER TABLE host_state DROP COLUMN robots_etag;
+ALTER TABLE host_state DROP COLUMN bucket_at;
+ALTER TABLE host_state DROP COLUMN bucket_tokens;
