@@ -1,6 +1,7 @@
 package browser
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +30,10 @@ type RequestRecord struct {
 	// Error is Chromium's network error when the request failed
 	// (net::ERR_..., including net::ERR_BLOCKED_BY_CLIENT for refusals).
 	Error string
+
+	// RetryAfter is the answer's Retry-After header, if it had one: the
+	// fetcher obeys it on a 429 or 503 as it does on the direct tier.
+	RetryAfter string
 }
 
 // reqState is a record while its request is alive. A redirect ends one
@@ -101,6 +106,7 @@ func (t *tracker) handle(ev any) {
 		// reports for it afterwards (its own error page) is no response.
 		if s := t.live[ev.RequestID]; s != nil && ev.Response != nil && t.records[s.index].BlockedReason == "" {
 			t.records[s.index].Status = int(ev.Response.Status)
+			t.records[s.index].RetryAfter = headerValue(ev.Response.Headers, "Retry-After")
 			if ev.Response.FromDiskCache || ev.Response.FromServiceWorker {
 				t.records[s.index].FromCache = true
 			}
@@ -357,4 +363,17 @@ func (t *tracker) releaseID(id network.RequestID) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.releaseLocked(id)
+}
+
+// headerValue returns the header name of a CDP header map (whose keys come
+// in whatever case the server used), or "".
+func headerValue(h network.Headers, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			if s, ok := v.(string); ok {
+				return s
+			}
+		}
+	}
+	return ""
 }

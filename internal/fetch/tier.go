@@ -259,7 +259,13 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		}
 		if isMain && rec.BlockedReason == "" {
 			mainLogged = true
-			if hErr := c.record(ctx, hostOf(ru), rec.Status, nil, nil); hErr != nil {
+			// A 429 or 503 with Retry-After holds the host as on the
+			// direct tier.
+			var hdr http.Header
+			if rec.RetryAfter != "" {
+				hdr = http.Header{"Retry-After": {rec.RetryAfter}}
+			}
+			if hErr := c.record(ctx, hostOf(ru), rec.Status, hdr, nil); hErr != nil {
 				c.log.Error("record host health", "host", hostOf(ru), "error", hErr)
 			}
 		}
