@@ -57,8 +57,9 @@ type ClientOptions struct {
 	// RobotsRecheck is how old a cached robots.txt may get before it is
 	// revalidated (a conditional GET: a 304 costs no body). This is how a
 	// tightened robots.txt applies within minutes rather than within the
-	// 24 h cache; ForgetRobots makes it apply at the next request. Zero
-	// means DefaultRobotsRecheck.
+	// 24 h cache; ForgetRobots makes it apply at the next request, and a
+	// new client revalidates the copy in host_state at its first use of
+	// a host. Zero means DefaultRobotsRecheck.
 	RobotsRecheck time.Duration
 
 	// LookupIP and Dial replace the guard's resolver and dialer (tests:

@@ -3,8 +3,10 @@
 // its resolve map, robots.txt (RFC 9309, our own matcher; cached in
 // host_state for 24 h and revalidated with a conditional GET every
 // RobotsRecheck, so a tightened file applies within minutes, or at the
-// next request after ForgetRobots), the host's backoff and breaker, the
-// host limiter (token bucket, one in flight per host, four overall), size
+// next request after ForgetRobots or in a new process), the host's backoff
+// and breaker (and a remembered CAPTCHA), the host limiter (token bucket,
+// one in flight per host, four overall; the bucket and the one-in-flight
+// rule shared through the store by every process on the database), size
 // and time limits, then url_state (validators, content hash, next check)
 // and a crawl_log row committed at once. Hosts whose policy or answer asks
 // for it go through the browser tier once; its cookies are then reused by

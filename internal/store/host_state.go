@@ -92,7 +92,10 @@ func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
 }
 
 // PutHostHealth stores the backoff, breaker and block fields of st (a row
-// is created when missing), leaving robots.txt and the bucket alone.
+// is created when missing), leaving robots.txt and the bucket alone. The
+// review flag and a block reason are only ever added here, never cleared:
+// a process that read the row before another recorded a CAPTCHA must not
+// undo it. Only a person clears them (ClearHostBlock).
 func (s *Store) PutHostHealth(ctx context.Context, st *model.HostState) error {
 	tj, err := tripsJSON(st.BreakerTrips)
 	if err != nil {
@@ -104,8 +107,10 @@ func (s *Store) PutHostHealth(ctx context.Context, st *model.HostState) error {
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (host) DO UPDATE SET consecutive_errors = excluded.consecutive_errors,
 			backoff_until = excluded.backoff_until, breaker_until = excluded.breaker_until,
-			breaker_trips = excluded.breaker_trips, needs_review = excluded.needs_review,
-			block_reason = excluded.block_reason, updated_at = excluded.updated_at`,
+			breaker_trips = excluded.breaker_trips,
+			needs_review = (excluded.needs_review OR host_state.needs_review),
+			block_reason = COALESCE(excluded.block_reason, host_state.block_reason),
+			updated_at = excluded.updated_at`,
 		st.Host, st.ConsecutiveErrors, s.tsPtr(st.BackoffUntil), s.tsPtr(st.BreakerUntil), tj,
 		st.NeedsReview, nullStr(st.BlockReason), s.ts(st.UpdatedAt))
 	if err != nil {

@@ -98,6 +98,14 @@ func TestHostStateParts(t *testing.T) {
 			st.RobotsLastModified == "" || st.BucketTokens != 1.5 || st.BucketAt == nil {
 			t.Fatalf("host state after three partial writes: %+v", st)
 		}
+		// A health write from a process that read the row before the
+		// block was recorded does not undo it.
+		if err := s.PutHostHealth(ctx, &model.HostState{Host: host, ConsecutiveErrors: 0}); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := s.GetHostState(ctx, host); st.BlockReason != "captcha" || !st.NeedsReview || st.ConsecutiveErrors != 0 {
+			t.Fatalf("a stale health write cleared the block: %+v", st)
+		}
 		if err := s.ClearHostBlock(ctx, host); err != nil {
 			t.Fatal(err)
 		}
