@@ -3,9 +3,8 @@ package cli
 import (
 	"io"
 	"strings"
-	"unicode/utf8"
 
-	"golang.org/x/text/width"
+	"zhizhi/internal/crawl"
 )
 
 // table prints rows in aligned columns for a terminal. Site and department
@@ -51,21 +50,4 @@ func (t *table) write(w io.Writer) error {
 // displayWidth is the number of terminal cells s takes: East Asian wide and
 // fullwidth runes (汉字, the fullwidth ｜ of channel paths) take two, every
 // other rune one.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeWidth(r)
-	}
-	return n
-}
-
-func runeWidth(r rune) int {
-	if r == utf8.RuneError {
-		return 1
-	}
-	switch width.LookupRune(r).Kind() {
-	case width.EastAsianWide, width.EastAsianFullwidth:
-		return 2
-	}
-	return 1
-}
+func displayWidth(s string) int { return crawl.DisplayWidth(s) }

@@ -188,3 +188,33 @@ func (s *Store) ClearHostBlock(ctx context.Context, host string) error {
 	}
 	return nil
 }
+
+// ListHostStates returns the politeness state of every host seen, by host.
+func (s *Store) ListHostStates(ctx context.Context) ([]model.HostState, error) {
+	rows, err := s.conn().query(ctx, `SELECT host FROM host_state ORDER BY host`)
+	if err != nil {
+		return nil, fmt.Errorf("list host states: %w", err)
+	}
+	var hosts []string
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list host states: %w", err)
+		}
+		hosts = append(hosts, h)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list host states: %w", err)
+	}
+	out := make([]model.HostState, 0, len(hosts))
+	for _, h := range hosts {
+		st, err := s.GetHostState(ctx, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
+}
