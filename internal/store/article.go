@@ -76,6 +76,17 @@ func (s *Store) UpsertArticle(ctx context.Context, a *model.Article) (id int64, 
 	return id, outcome, nil
 }
 
+// UpsertArticle is Store.UpsertArticle inside a caller's transaction.
+func (t *Tx) UpsertArticle(ctx context.Context, a *model.Article) (id int64, outcome string, err error) {
+	if a.URLHash == "" {
+		a.URLHash = URLHash(a.URL)
+	}
+	if a.Status == "" {
+		a.Status = model.StatusRaw
+	}
+	return t.upsertArticle(ctx, a)
+}
+
 func (t *Tx) upsertArticle(ctx context.Context, a *model.Article) (int64, string, error) {
 	access, err := t.siteAccess(ctx, a.SiteID)
 	if err != nil {
@@ -84,11 +95,22 @@ func (t *Tx) upsertArticle(ctx context.Context, a *model.Article) (int64, string
 	if access != model.AccessFull && (a.ContentText != "" || a.RawHTMLPath != "" || a.TextPath != "") {
 		return 0, "", ErrSummaryContent
 	}
+	// Article writers take turns, and each takes its updated_at while it
+	// holds the turn, so commit order is updated_at order and the export
+	// cursor (updated_at, id) cannot step past a row that commits later
+	// with an earlier stamp. SQLite's write transactions already take
+	// turns (BEGIN IMMEDIATE); PostgreSQL's need a transaction-scoped
+	// advisory lock.
+	if t.s.dialect == DialectPostgres {
+		if _, err := t.c.exec(ctx, `SELECT pg_advisory_xact_lock(?, 1)`, articleWriteLock); err != nil {
+			return 0, "", fmt.Errorf("wait for the article write turn: %w", err)
+		}
+	}
 	old, err := t.findArticle(ctx, a)
 	if err != nil {
 		return 0, "", err
 	}
-	now := t.s.now()
+	now := t.s.articleStamp()
 	if old == nil {
 		id, err := t.c.insertID(ctx, `INSERT INTO article (site_id, target_id, dept_id, native_post_id, url,
 			url_hash, title, publish_time, source_raw, channel_name, channel_path, content_category,
@@ -124,6 +146,23 @@ func (t *Tx) upsertArticle(ctx context.Context, a *model.Article) (int64, string
 	}
 	a.UpdatedAt, a.ExportedToRAGAt = now, nil
 	return old.ID, OutcomeUpdated, nil
+}
+
+// articleWriteLock is the advisory lock class of article writes ("zhar").
+const articleWriteLock = 0x7a686172
+
+// articleStamp is now, made strictly later than the last stamp this store
+// handed out (two writes in one microsecond, or a clock step back, would
+// otherwise tie or reorder the export cursor).
+func (s *Store) articleStamp() time.Time {
+	s.stampMu.Lock()
+	defer s.stampMu.Unlock()
+	t := s.now()
+	if !t.After(s.lastStamp) {
+		t = s.lastStamp.Add(time.Microsecond)
+	}
+	s.lastStamp = t
+	return t
 }
 
 // articleArgs lists the written columns from site_id to fetched_at.

@@ -48,6 +48,11 @@ type Store struct {
 	// Now is the clock used for created_at/updated_at and similar stamps.
 	// Tests replace it; it defaults to time.Now.
 	Now func() time.Time
+
+	// The last article updated_at handed out: stamps only grow, so the
+	// export cursor (updated_at, id) never passes a row still to commit.
+	stampMu   sync.Mutex
+	lastStamp time.Time
 }
 
 // Open connects to the database named by dsn, creates dataDir (and the
