@@ -39,18 +39,7 @@ func ParseDate(s string) (t time.Time, hasTime bool, err error) {
 		return time.Time{}, false, fmt.Errorf("parse date: empty")
 	}
 	if m := dateRe.FindStringSubmatch(s); m != nil {
-		y, _ := strconv.Atoi(m[1])
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		var hh, mm, ss int
-		if m[4] != "" {
-			hasTime = true
-			hh, _ = strconv.Atoi(m[4])
-			mm, _ = strconv.Atoi(m[5])
-			if m[6] != "" {
-				ss, _ = strconv.Atoi(m[6])
-			}
-		}
+		y, mo, d, hh, mm, ss, hasTime := dateFields(m)
 		loc := Shanghai
 		if z := m[7]; z != "" {
 			if loc = zoneOf(z); loc == nil {
@@ -60,18 +49,7 @@ func ParseDate(s string) (t time.Time, hasTime bool, err error) {
 		return build(y, mo, d, hh, mm, ss, loc, s, hasTime)
 	}
 	if m := compactRe.FindStringSubmatch(s); m != nil {
-		y, _ := strconv.Atoi(m[1])
-		mo, _ := strconv.Atoi(m[2])
-		d, _ := strconv.Atoi(m[3])
-		var hh, mm, ss int
-		if m[4] != "" {
-			hasTime = true
-			hh, _ = strconv.Atoi(m[4])
-			mm, _ = strconv.Atoi(m[5])
-			if m[6] != "" {
-				ss, _ = strconv.Atoi(m[6])
-			}
-		}
+		y, mo, d, hh, mm, ss, hasTime := dateFields(m)
 		return build(y, mo, d, hh, mm, ss, Shanghai, s, hasTime)
 	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 {
@@ -83,6 +61,23 @@ func ParseDate(s string) (t time.Time, hasTime bool, err error) {
 		}
 	}
 	return time.Time{}, false, fmt.Errorf("parse date: %q is not a date", s)
+}
+
+// dateFields reads year, month, day and the optional hour, minute and
+// second from submatches 1–6 of dateRe or compactRe.
+func dateFields(m []string) (y, mo, d, hh, mm, ss int, hasTime bool) {
+	y, _ = strconv.Atoi(m[1])
+	mo, _ = strconv.Atoi(m[2])
+	d, _ = strconv.Atoi(m[3])
+	if m[4] != "" {
+		hasTime = true
+		hh, _ = strconv.Atoi(m[4])
+		mm, _ = strconv.Atoi(m[5])
+		if m[6] != "" {
+			ss, _ = strconv.Atoi(m[6])
+		}
+	}
+	return y, mo, d, hh, mm, ss, hasTime
 }
 
 func build(y, mo, d, hh, mm, ss int, loc *time.Location, src string, hasTime bool) (time.Time, bool, error) {
