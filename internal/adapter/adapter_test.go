@@ -169,3 +169,21 @@ func TestParseDetail(t *testing.T) {
 		t.Errorf("missing = %v", d2.Missing)
 	}
 }
+
+func TestListPageCount(t *testing.T) {
+	for name, c := range map[string]struct {
+		html string
+		want int
+	}{
+		"TRS script":       {`<ul class="list"><li><a href="a.html">甲</a></li></ul><script>createPageHTML(3, 0, "index", "html");</script>`, 3},
+		"TRS quoted":       {`<ul class="list"><li><a href="a.html">甲</a></li></ul><script>createPageHTML('12', 1, "index", "shtml")</script>`, 12},
+		"共N页":              {`<ul class="list"><li><a href="a.html">甲</a></li></ul><span>第1页/共 4 页</span>`, 4},
+		"nothing says":     {`<ul class="list"><li><a href="a.html">甲</a></li></ul>`, 0},
+		"absurd is unsaid": {`<ul class="list"><li><a href="a.html">甲</a></li></ul><script>createPageHTML(0, 0)</script>`, 0},
+	} {
+		p, err := ParseList([]byte(c.html), mustURL(t, "http://www.lianzhou.gov.test/tzgg/index.html"), config.ListTemplate{Item: "ul.list li"})
+		if err != nil || p.PageCount != c.want {
+			t.Errorf("%s: page count %d, %v; want %d", name, p.PageCount, err, c.want)
+		}
+	}
+}

@@ -39,6 +39,10 @@ type ListPage struct {
 	// links or not, so "the selector found nothing" and "the items have no
 	// links" can be told apart.
 	Matched int
+	// PageCount is the number of list pages when the page says so (the
+	// createPageHTML(total, current, …) call of TRS-style sites, or
+	// "共N页"); 0 when it does not.
+	PageCount int
 }
 
 // Detail is what a detail page holds.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -46,7 +47,7 @@ func parseListHTML(body []byte, pageURL *url.URL, t config.ListTemplate) (ListPa
 	title, hasTitle, _ := compile(t.Title)
 	date, hasDate, _ := compile(t.Date)
 
-	var page ListPage
+	page := ListPage{PageCount: pageCount(body)}
 	items := item.Find(doc.Selection)
 	page.Matched = items.Length()
 	items.Each(func(_ int, s *goquery.Selection) {
@@ -124,6 +125,23 @@ func parseListJSON(body []byte, pageURL *url.URL, t config.ListTemplate) (ListPa
 		}
 	}
 	return page, nil
+}
+
+var (
+	trsPageCount = regexp.MustCompile(`createPageHTML\(\s*['"]?(\d+)['"]?\s*,`)
+	cnPageCount  = regexp.MustCompile(`共\s*(\d+)\s*页`)
+)
+
+// pageCount reads how many list pages a page says there are, or 0.
+func pageCount(body []byte) int {
+	for _, re := range []*regexp.Regexp{trsPageCount, cnPageCount} {
+		if m := re.FindSubmatch(body); m != nil {
+			if n, err := strconv.Atoi(string(m[1])); err == nil && n > 0 && n < 100000 {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // PageURL is the URL of list page n (0 = the entry URL itself) when the

@@ -34,6 +34,14 @@ func TestCrawlWorldMatchesTruth(t *testing.T) {
 		}
 		crawltest.Score(t, st, w.sim.Truth(), browser).Assert(t)
 
+		// A site that says how many list pages it has (TRS createPageHTML)
+		// is not asked for the page after the last.
+		for _, acc := range w.sim.AccessLog("www.lianzhou.gov.test") {
+			if acc.Status == 404 {
+				t.Errorf("lianzhou was asked for a page that is not there: %s", acc.Path)
+			}
+		}
+
 		// The output contract (seed 004 §7.5.7): fetch_strategy agrees with
 		// the tier crawl_log recorded for the same URL.
 		ctx := context.Background()

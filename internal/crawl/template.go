@@ -104,6 +104,8 @@ func (j *job) runTemplate(ctx context.Context) error {
 		switch {
 		case page.Next != "":
 			pageURL = page.Next
+		case tmpl.List.PageURL != "" && page.PageCount > 0 && n+1 >= page.PageCount:
+			pageURL = "" // the page says it is the last: no request for a page that is not there
 		case tmpl.List.PageURL != "":
 			pageURL, _ = adapter.PageURL(entry, tmpl.List, n+1)
 		default:
