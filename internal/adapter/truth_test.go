@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -47,31 +46,12 @@ func startSimWeb(tb testing.TB) *simWeb {
 			tb.Fatalf("bundled config: %s", p)
 		}
 	}
-	resolve := w.ResolveMap()
-	tr := &http.Transport{
-		DisableCompression: true,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			target, ok := resolve[host]
-			if !ok {
-				return nil, fmt.Errorf("dial %s: not a host of the simulated web", addr)
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		},
-	}
-	tb.Cleanup(tr.CloseIdleConnections)
+	c := w.HTTPClient()
+	tb.Cleanup(c.CloseIdleConnections)
 	return &simWeb{
 		world:  w,
 		bundle: bundle,
-		client: &http.Client{
-			Transport:     tr,
-			Timeout:       30 * time.Second,
-			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		},
+		client: c,
 		// The sim clock stands still unless advanced, so one cookie lasts
 		// the whole test.
 		cookie: w.Clearance(),

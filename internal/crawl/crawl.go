@@ -113,9 +113,7 @@ func (c *Crawler) Run(ctx context.Context, targets []model.Target) []Result {
 	if f, ok := c.Fetch.(interface{ ForgetRobots(host string) }); ok {
 		for _, sid := range siteOrder {
 			if site, err := c.Store.SiteByID(ctx, sid); err == nil {
-				if u, err := url.Parse(site.BaseURL); err == nil {
-					f.ForgetRobots(u.Hostname())
-				}
+				f.ForgetRobots(fetch.SiteHost(*site))
 			}
 		}
 	}

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"sync"
 	"testing"
-	"time"
 
 	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
@@ -52,24 +50,8 @@ func fetchSimPages() (map[string][]genericPage, error) {
 		return nil, fmt.Errorf("start sim: %w", err)
 	}
 	defer w.Close()
-	resolve := w.ResolveMap()
-	tr := &http.Transport{
-		DisableCompression: true,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			target, ok := resolve[host]
-			if !ok {
-				return nil, fmt.Errorf("dial %s: not a host of the simulated web", addr)
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		},
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	client := w.HTTPClient()
+	defer client.CloseIdleConnections()
 	cookie := w.Clearance()
 
 	pages := map[string][]genericPage{}

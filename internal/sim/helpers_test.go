@@ -3,12 +3,10 @@ package sim
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
 	"testing"
-	"time"
 )
 
 // startWorld starts a world and closes it when the test ends.
@@ -22,37 +20,8 @@ func startWorld(t *testing.T, opts Options) *World {
 	return w
 }
 
-// client reaches the world's hosts through its resolve map only: any other
-// address is refused, so no test can leave loopback.
-func client(w *World) *http.Client {
-	m := w.ResolveMap()
-	tr := &http.Transport{
-		DisableCompression: true,
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			host, _, err := net.SplitHostPort(addr)
-			if err != nil {
-				return nil, err
-			}
-			target, ok := m[host]
-			if !ok {
-				return nil, &net.OpError{Op: "dial", Net: network, Err: errRefused}
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, network, target)
-		},
-	}
-	return &http.Client{
-		Transport:     tr,
-		Timeout:       30 * time.Second,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
-type refusedError struct{}
-
-func (refusedError) Error() string { return "address outside the sim resolve map" }
-
-var errRefused = refusedError{}
+// client is the world's loopback-only test client.
+func client(w *World) *http.Client { return w.HTTPClient() }
 
 type response struct {
 	status int
