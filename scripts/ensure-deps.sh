@@ -12,6 +12,7 @@ for w in "${want[@]}"; do
   case "$w" in
     postgres) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql) ;;
     chromium) command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;
+    poppler)  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils) ;;
   esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
