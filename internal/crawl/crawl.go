@@ -11,9 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"zhizhi/internal/adapter"
 	"zhizhi/internal/config"
-	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -45,6 +43,14 @@ type Crawler struct {
 	// MaxRechecks bounds the conditional re-checks of known articles per
 	// target and run (default 200).
 	MaxRechecks int
+	// Full walks every list page (within the page limit) instead of
+	// stopping at links an earlier finished walk settled; only unknown and
+	// due links are fetched all the same.
+	Full bool
+	// Drain is closed when the run should take no new work: the list page
+	// or article in flight finishes, what is done is stored, and the rest
+	// stays due in the frontier.
+	Drain <-chan struct{}
 
 	once  sync.Once
 	cache *indexCache
@@ -68,10 +74,16 @@ type Result struct {
 	Unchanged  int
 	Failed     int
 	Skipped    int // robots-disallowed or refused items
+	Discovered int // article links seen for the first time
+	// Walk is how the list walk ended: end, known, limit; "" when it did
+	// not finish (an error, an interruption) and the next walk goes on.
+	Walk string
 	Bytes      int64
 	Problems   []string // per-item failures, for the report
 	Err        error    // the target itself failed
 	Blocked    string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
+	// Interrupted: the run was asked to stop before this target was done.
+	Interrupted bool
 	Started    time.Time
 	Finished   time.Time
 }
@@ -125,6 +137,11 @@ func (c *Crawler) Run(ctx context.Context, targets []model.Target) []Result {
 			defer wg.Done()
 			ok := true
 			for _, i := range idxs {
+				if c.draining() || ctx.Err() != nil {
+					results[i] = Result{TargetCode: targets[i].TargetCode, Err: ErrInterrupted, Interrupted: true}
+					ok = false
+					continue
+				}
 				results[i] = c.CrawlTarget(ctx, targets[i])
 				ok = ok && results[i].Err == nil
 			}
@@ -172,19 +189,28 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 		return res
 	}
 	res.SiteCode = site.SiteCode
-	job := &job{c: c, site: site, target: t, res: &res, visited: map[string]bool{}}
+	job := &job{c: c, site: site, target: t, res: &res}
 	if site.CMSAdapter != "" {
 		err = job.runGkmlpt(ctx)
 	} else {
 		err = job.runTemplate(ctx)
 	}
-	if err == nil && res.Blocked == "" && job.parse != nil {
-		err = job.recheckDue(ctx)
+	job.endWalk(ctx, err)
+	// The links recorded so far are fetched even when the walk could not
+	// finish (a list page failing leaves the first pages' links due); not
+	// when the host refuses us or the run is stopping.
+	if res.Blocked == "" && !isStop(err) {
+		if werr := job.work(ctx); werr != nil {
+			err = errors.Join(err, werr)
+		}
+	}
+	if errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) {
+		res.Interrupted = true
 	}
 	if err != nil {
 		res.Err = err
 	}
-	if err := c.Store.MarkTargetCrawled(ctx, t.ID, c.now(), job.newest); err != nil && res.Err == nil {
+	if err := c.Store.MarkTargetCrawled(context.WithoutCancel(ctx), t.ID, c.now(), job.newest); err != nil && res.Err == nil {
 		res.Err = fmt.Errorf("record crawl of %s: %w", t.TargetCode, err)
 	}
 	return res
@@ -198,8 +224,8 @@ type job struct {
 	res    *Result
 	newest *time.Time
 
-	parse   detailParser    // the target's detail parser, set by runTemplate/runGkmlpt
-	visited map[string]bool // url_hash of every article handled in this run
+	parse detailParser // the target's detail parser, set by runTemplate/runGkmlpt
+	walk  *walk        // the list walk in progress
 }
 
 func (j *job) siteFile() (*config.SiteFile, error) {
@@ -275,34 +301,11 @@ func (j *job) count(outcome string) {
 	j.c.emit(Event{Target: j.target.TargetCode, Kind: "article", Outcome: outcome})
 }
 
-// recheckDue re-checks, with conditional requests, the target's stored
-// articles that url_state says are due and that this run has not touched:
-// edits to old articles are found without paging whole lists again.
-func (j *job) recheckDue(ctx context.Context) error {
-	limit := j.c.MaxRechecks
-	if limit <= 0 {
-		limit = 200
-	}
-	due, err := j.c.Store.DueArticles(ctx, j.target.ID, j.c.now(), limit)
-	if err != nil {
-		return err
-	}
-	for _, d := range due {
-		_, hash, err := extract.URLHash(d.URL)
-		if err != nil || j.visited[hash] {
-			continue
-		}
-		if _, err := j.processItem(ctx, adapter.ListItem{URL: d.URL, NativePostID: d.NativePostID}, j.parse); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // isStop reports errors after which the rest of a target can't go on: the
 // host refuses us (breaker, robots) or the context ended.
 func isStop(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || fetch.IsHostStop(err)
+	return errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) ||
+		errors.Is(err, context.DeadlineExceeded) || fetch.IsHostStop(err)
 }
 
 func mustParse(raw string) *url.URL {

@@ -12,6 +12,7 @@ import (
 	"zhizhi/internal/adapter"
 	"zhizhi/internal/config"
 	"zhizhi/internal/model"
+	"zhizhi/internal/store"
 )
 
 // indexCache holds each dept's gkmlpt index for one run, so the targets of a
@@ -154,10 +155,9 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 		return fmt.Errorf("column %s is not in the classify TREE of %s (removed from the CMS?)", j.target.ColumnID, dept.DeptPath)
 	}
 
-	parse := func(body []byte, u *url.URL) (*adapter.Detail, error) {
+	j.parse = func(body []byte, u *url.URL) (*adapter.Detail, error) {
 		return adapter.ParseDetail(body, u, a.Detail.DetailTemplate)
 	}
-	j.parse = parse
 	vars := map[string]string{
 		"base_url": strings.TrimRight(j.site.BaseURL, "/"), "dept_path": dept.DeptPath,
 		"column_id": j.target.ColumnID, "sid": sid,
@@ -167,9 +167,18 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 			vars[k] = fmt.Sprint(v)
 		}
 	}
+	if err := j.startWalk(ctx); err != nil {
+		return err
+	}
 	first := a.List.FirstPage
 	seenItems := 0
-	for page := first; page < first+j.c.maxListPages(); page++ {
+	for page := first; ; page++ {
+		if page >= first+j.c.maxListPages() {
+			return j.finishWalk(ctx, store.WalkReachedLimit)
+		}
+		if j.c.draining() {
+			return ErrInterrupted
+		}
 		vars["page"] = strconv.Itoa(page)
 		u := config.ExpandURL(a.List.URL, vars)
 		resp, err := j.get(ctx, j.request(model.PurposeList, u))
@@ -187,22 +196,20 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 			return fmt.Errorf("list API page %d: %w", page, err)
 		}
 		if len(lp.Items) == 0 {
-			return nil
+			return j.finishWalk(ctx, store.WalkReachedEnd)
 		}
-		allKnown := true
-		for _, item := range lp.Items {
-			unchanged, err := j.processItem(ctx, item, parse)
-			if err != nil {
-				return err
-			}
-			allKnown = allKnown && unchanged
+		settled, err := j.discover(ctx, page-first+1, lp.Items)
+		if err != nil {
+			return err
 		}
 		seenItems += len(lp.Items)
-		if allKnown || (lp.Total > 0 && seenItems >= lp.Total) {
-			return nil
+		switch {
+		case settled:
+			return j.finishWalk(ctx, store.WalkReachedKnown)
+		case lp.Total > 0 && seenItems >= lp.Total:
+			return j.finishWalk(ctx, store.WalkReachedEnd)
 		}
 	}
-	return nil
 }
 
 // finishSite marks columns that vanished from every index of a site

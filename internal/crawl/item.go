@@ -23,18 +23,17 @@ const MinContentChars = 50
 // detailParser reads a detail page.
 type detailParser func(body []byte, pageURL *url.URL) (*adapter.Detail, error)
 
-// processItem takes one list item to the store. It reports whether the item
-// was already known and is unchanged, which drives the incremental stop.
-// Failures are recorded on the result; only a host stop is returned.
-func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse detailParser) (unchanged bool, err error) {
+// processItem takes one frontier link to the store and records the
+// outcome on its entry: fetched (stored), failed (with the next retry),
+// gone or disallowed. Failures are recorded on the result too; only what
+// stops the target (host stop, interruption, the store failing) is
+// returned, and then the entry is left as it was, due for the next run.
+func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adapter.ListItem, parse detailParser) error {
 	norm, hash, err := extract.URLHash(item.URL)
 	if err != nil {
 		j.fail("%s: %v", item.URL, err)
 		j.count(model.StatusFailed)
-		return false, nil
-	}
-	if j.visited != nil {
-		j.visited[hash] = true
+		return j.markEntry(ctx, e, store.FrontierMark{State: store.FrontierGone, ErrorClass: classParse, Error: err.Error(), Attempt: true})
 	}
 	var existing *model.Article
 	if item.NativePostID != "" {
@@ -43,10 +42,21 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 		existing, err = j.c.Store.ArticleByURLHash(ctx, hash)
 	}
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		return false, fmt.Errorf("look up %s: %w", norm, err)
+		return fmt.Errorf("look up %s: %w", norm, err)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		existing = nil
+	}
+	if existing != nil && existing.ID != 0 {
+		if existing.Attachments, err = j.c.Store.ArticleAttachments(ctx, existing.ID); err != nil {
+			return fmt.Errorf("look up %s: %w", norm, err)
+		}
+	}
+	failed := func(class, format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		j.fail("%s: %s", norm, msg)
+		j.count(model.StatusFailed)
+		return j.markEntry(ctx, e, j.failedMark(e, class, msg))
 	}
 
 	summary := j.site.Access != model.AccessFull
@@ -61,28 +71,28 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 	resp, err := j.get(ctx, req)
 	if err != nil {
 		if isStop(err) {
-			return false, err
+			return err
 		}
-		if fetch.IsRobotsDisallowed(err) {
+		mark := j.fetchFailure(e, resp, err)
+		switch mark.State {
+		case store.FrontierDisallowed:
 			j.res.Skipped++
-			return false, nil
+		default:
+			j.fail("%s: %v", norm, err)
+			j.count(model.StatusFailed)
 		}
-		j.fail("%s: %v", norm, err)
-		j.count(model.StatusFailed)
-		return false, nil
+		return j.markEntry(ctx, e, mark)
 	}
 	if resp.NotModified {
 		j.count(store.OutcomeUnchanged)
 		if existing != nil {
 			j.noteNewest(existing.PublishTime)
 		}
-		return true, nil
+		return j.markEntry(ctx, e, store.FrontierMark{State: store.FrontierFetched})
 	}
 	html, _, err := resp.HTML()
 	if err != nil {
-		j.fail("%s: decode: %v", norm, err)
-		j.count(model.StatusFailed)
-		return false, nil
+		return failed(classDecode, "decode: %v", err)
 	}
 	pageURL := mustParse(resp.URL)
 	if resp.URL == "" {
@@ -90,27 +100,25 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 	}
 	d, err := parse(html, pageURL)
 	if err != nil {
-		j.fail("%s: %v", norm, err)
-		j.count(model.StatusFailed)
-		return false, nil
+		return failed(classParse, "%v", err)
 	}
 
 	a := j.buildArticle(item, norm, hash, d, resp)
 	if !summary {
 		rawPath, _, err := j.c.Blobs.Put(resp.Body)
 		if err != nil {
-			return false, fmt.Errorf("store raw html of %s: %w", norm, err)
+			return fmt.Errorf("store raw html of %s: %w", norm, err)
 		}
 		a.RawHTMLPath = rawPath
 		if a.ContentText != "" {
 			textPath, _, err := j.c.Blobs.Put([]byte(a.ContentText))
 			if err != nil {
-				return false, fmt.Errorf("store text of %s: %w", norm, err)
+				return fmt.Errorf("store text of %s: %w", norm, err)
 			}
 			a.TextPath = textPath
 		}
 	} else {
-		// Summary access: nothing of the body is kept (DESIGN §1).
+		// Summary access: nothing of the body is kept.
 		a.ContentText = ""
 	}
 
@@ -120,9 +128,8 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 		var tooLarge string
 		atts, attProblems, tooLarge, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
 		if err != nil {
-			return false, err
+			return err
 		}
-		a.HasAttachment = len(atts) > 0
 		if len(attProblems) > 0 {
 			// An attachment that could not be taken is named in the
 			// article's metadata, so a reader knows one is missing.
@@ -130,40 +137,40 @@ func (j *job) processItem(ctx context.Context, item adapter.ListItem, parse deta
 		}
 		if tooLarge != "" && a.Status == model.StatusReady {
 			// Over the size limit is not a passing fault: the article is
-			// incomplete until a person raises the limit (issue 5, bad
-			// input). Its text is kept; RAG reads only ready articles.
+			// incomplete until a person raises the limit. Its text is
+			// kept; RAG reads only ready articles.
 			a.Status, a.StatusReason = model.StatusFailed, tooLarge
 		}
 	}
+	a.HasAttachment = len(atts) > 0
 
 	if err := ValidateArticle(a, j.c.now()); err != nil {
 		// A contract breach is our bug, not the site's: store nothing.
-		j.fail("%s: output contract: %v", norm, err)
-		j.count(model.StatusFailed)
-		return false, nil
+		return failed(classContent, "output contract: %v", err)
 	}
-	id, outcome, err := j.c.Store.UpsertArticle(ctx, a)
+	mark := store.FrontierMark{State: store.FrontierFetched}
+	if a.Status == model.StatusFailed {
+		mark = j.failedMark(e, classContent, a.StatusReason)
+	}
+	var entryID int64
+	if e != nil {
+		entryID = e.ID
+	}
+	_, outcome, err := j.c.Store.SaveArticle(context.WithoutCancel(ctx), a, atts, entryID, mark)
 	if err != nil {
-		j.fail("%s: store: %v", norm, err)
-		j.count(model.StatusFailed)
-		return false, nil
-	}
-	if !summary {
-		for i := range atts {
-			atts[i].ArticleID = id
+		if errors.Is(err, store.ErrSummaryContent) || store.ConstraintViolation(err) != "" {
+			return failed(classStore, "store: %v", err)
 		}
-		if err := j.c.Store.ReplaceAttachments(ctx, id, atts); err != nil {
-			j.fail("%s: store attachments: %v", norm, err)
-		}
+		return fmt.Errorf("store %s: %w", norm, err)
 	}
 	j.noteNewest(a.PublishTime)
 	if a.Status == model.StatusFailed {
 		j.fail("%s: %s", norm, a.StatusReason)
 		j.count(model.StatusFailed)
-		return false, nil
+		return nil
 	}
 	j.count(outcome)
-	return outcome == store.OutcomeUnchanged, nil
+	return nil
 }
 
 func (c *Crawler) summaryHead() int64 {

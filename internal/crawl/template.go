@@ -10,6 +10,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
+	"zhizhi/internal/store"
 )
 
 // effectiveTemplate is the site template with the target's override merged
@@ -34,9 +35,10 @@ func (j *job) effectiveTemplate() (*config.Template, error) {
 	return t, nil
 }
 
-// runTemplate crawls a template-site target: list pages by next link or URL
-// pattern, each item's detail, stopping at the first page that holds only
-// known, unchanged articles.
+// runTemplate walks a template-site target's list pages, by next link or
+// URL pattern, recording every article link in the frontier; the walk ends
+// at the last page, the page limit, or a page of links settled by an
+// earlier finished walk.
 func (j *job) runTemplate(ctx context.Context) error {
 	tmpl, err := j.effectiveTemplate()
 	if err != nil {
@@ -50,18 +52,29 @@ func (j *job) runTemplate(ctx context.Context) error {
 	if maxPages <= 0 {
 		maxPages = j.c.maxListPages()
 	}
-	parse := func(body []byte, u *url.URL) (*adapter.Detail, error) {
+	j.parse = func(body []byte, u *url.URL) (*adapter.Detail, error) {
 		return adapter.ParseDetail(body, u, tmpl.Detail)
 	}
-	j.parse = parse
+	if err := j.startWalk(ctx); err != nil {
+		return err
+	}
 	pageURL := entry.String()
 	seen := map[string]bool{}
-	for n := 0; n < maxPages && pageURL != "" && !seen[pageURL]; n++ {
+	for n := 0; ; n++ {
+		if pageURL == "" || seen[pageURL] {
+			return j.finishWalk(ctx, store.WalkReachedEnd)
+		}
+		if n >= maxPages {
+			return j.finishWalk(ctx, store.WalkReachedLimit)
+		}
+		if j.c.draining() {
+			return ErrInterrupted
+		}
 		seen[pageURL] = true
 		resp, err := j.get(ctx, j.request(model.PurposeList, pageURL))
 		if err != nil {
 			if n > 0 && resp != nil && resp.Status == 404 {
-				return nil // pattern pagination ran past the last page
+				return j.finishWalk(ctx, store.WalkReachedEnd) // pattern pagination ran past the last page
 			}
 			if fetch.IsRobotsDisallowed(err) && n == 0 && !fetch.IsHostStop(err) {
 				j.res.Blocked = err.Error()
@@ -88,18 +101,14 @@ func (j *job) runTemplate(ctx context.Context) error {
 			if n == 0 {
 				return emptyListError(pageURL, tmpl.List, page)
 			}
-			return nil
+			return j.finishWalk(ctx, store.WalkReachedEnd)
 		}
-		allKnown := true
-		for _, item := range page.Items {
-			unchanged, err := j.processItem(ctx, item, parse)
-			if err != nil {
-				return err
-			}
-			allKnown = allKnown && unchanged
+		settled, err := j.discover(ctx, n+1, page.Items)
+		if err != nil {
+			return err
 		}
-		if allKnown {
-			return nil // incremental stop: nothing new beyond this page
+		if settled {
+			return j.finishWalk(ctx, store.WalkReachedKnown) // nothing new beyond this page
 		}
 		switch {
 		case page.Next != "":
@@ -112,7 +121,6 @@ func (j *job) runTemplate(ctx context.Context) error {
 			pageURL = ""
 		}
 	}
-	return nil
 }
 
 // emptyListError says why a first list page gave no article links.

@@ -57,7 +57,8 @@ func URLHash(url string) string {
 // moves updated_at, so the export cursor sees it again); fetched_at alone
 // does not count as a change. A changed article loses its
 // exported_to_rag_at, because the RAG side has not seen this version.
-// Attachments are written separately with ReplaceAttachments.
+// Attachments are written separately with ReplaceAttachments, or together
+// with the article by SaveArticle.
 func (s *Store) UpsertArticle(ctx context.Context, a *model.Article) (id int64, outcome string, err error) {
 	if a.URLHash == "" {
 		a.URLHash = URLHash(a.URL)
@@ -260,4 +261,69 @@ func (s *Store) ArticleByID(ctx context.Context, id int64) (*model.Article, erro
 	}
 	a.Attachments = atts[id]
 	return a, nil
+}
+
+// SaveArticle stores an article, its attachments and the frontier entry
+// it came from in one transaction, so an article is never seen without
+// the attachments it was stored with, and a link is marked fetched exactly
+// when its article is stored. A changed attachment list is a new version
+// of the article: updated_at moves (the export cursor sees it again) and
+// exported_to_rag_at is cleared. frontierID 0 marks no entry.
+func (s *Store) SaveArticle(ctx context.Context, a *model.Article, atts []model.Attachment, frontierID int64, mark FrontierMark) (id int64, outcome string, err error) {
+	if a.URLHash == "" {
+		a.URLHash = URLHash(a.URL)
+	}
+	if a.Status == "" {
+		a.Status = model.StatusRaw
+	}
+	a.HasAttachment = len(atts) > 0
+	err = s.WithTx(ctx, func(tx *Tx) error {
+		var err error
+		id, outcome, err = tx.upsertArticle(ctx, a)
+		if err != nil {
+			return err
+		}
+		changed, err := tx.replaceAttachments(ctx, id, atts)
+		if err != nil {
+			return fmt.Errorf("attachments: %w", err)
+		}
+		if changed && outcome == OutcomeUnchanged {
+			now := s.articleStamp()
+			if _, err := tx.c.exec(ctx, `UPDATE article SET updated_at = ?, exported_to_rag_at = NULL WHERE id = ?`,
+				s.ts(now), id); err != nil {
+				return err
+			}
+			a.UpdatedAt, a.ExportedToRAGAt, outcome = now, nil, OutcomeUpdated
+		}
+		if frontierID != 0 {
+			return tx.markFrontier(ctx, frontierID, mark, &id)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, "", fmt.Errorf("save article %s: %w", a.URL, err)
+	}
+	a.Attachments = atts
+	return id, outcome, nil
+}
+
+// BlobRefs returns every blob path a row refers to: raw HTML, text and
+// attachment files.
+func (s *Store) BlobRefs(ctx context.Context) (map[string]bool, error) {
+	rows, err := s.conn().query(ctx, `SELECT raw_html_path FROM article WHERE raw_html_path IS NOT NULL
+		UNION SELECT text_path FROM article WHERE text_path IS NOT NULL
+		UNION SELECT file_path FROM attachment WHERE file_path IS NOT NULL`)
+	if err != nil {
+		return nil, fmt.Errorf("blob references: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("blob references: %w", err)
+		}
+		out[p] = true
+	}
+	return out, rows.Err()
 }

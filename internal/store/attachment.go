@@ -27,51 +27,58 @@ func scanAttachment(row interface{ Scan(...any) error }) (*model.Attachment, err
 // ErrSummaryContent (DESIGN §1).
 func (s *Store) ReplaceAttachments(ctx context.Context, articleID int64, atts []model.Attachment) error {
 	err := s.WithTx(ctx, func(tx *Tx) error {
-		var siteID int64
-		if err := tx.c.queryRow(ctx, `SELECT site_id FROM article WHERE id = ?`, articleID).Scan(&siteID); err != nil {
-			return notFound(err)
-		}
-		access, err := tx.siteAccess(ctx, siteID)
-		if err != nil {
-			return err
-		}
-		if access != model.AccessFull {
-			for _, a := range atts {
-				if a.FilePath != "" || a.FileHash != "" {
-					return ErrSummaryContent
-				}
-			}
-		}
-		old, err := tx.attachments(ctx, []int64{articleID})
-		if err != nil {
-			return err
-		}
-		if sameAttachments(old[articleID], atts) {
-			return nil
-		}
-		if _, err := tx.c.exec(ctx, `DELETE FROM attachment WHERE article_id = ?`, articleID); err != nil {
-			return err
-		}
-		for i := range atts {
-			a := &atts[i]
-			a.ArticleID = articleID
-			id, err := tx.c.insertID(ctx, `INSERT INTO attachment (article_id, url, file_name, file_ext,
-				size_bytes, file_path, file_hash, downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				articleID, nullStr(a.URL), a.FileName, nullStr(a.FileExt), a.SizeBytes, nullStr(a.FilePath),
-				nullStr(a.FileHash), s.tsPtr(&a.DownloadedAt))
-			if err != nil {
-				return err
-			}
-			a.ID = id
-		}
-		_, err = tx.c.exec(ctx, `UPDATE article SET has_attachment = ? WHERE id = ? AND has_attachment <> ?`,
-			len(atts) > 0, articleID, len(atts) > 0)
+		_, err := tx.replaceAttachments(ctx, articleID, atts)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("replace attachments of article %d: %w", articleID, err)
 	}
 	return nil
+}
+
+// replaceAttachments is ReplaceAttachments inside a transaction; it reports
+// whether the list changed.
+func (tx *Tx) replaceAttachments(ctx context.Context, articleID int64, atts []model.Attachment) (changed bool, err error) {
+	var siteID int64
+	if err := tx.c.queryRow(ctx, `SELECT site_id FROM article WHERE id = ?`, articleID).Scan(&siteID); err != nil {
+		return false, notFound(err)
+	}
+	access, err := tx.siteAccess(ctx, siteID)
+	if err != nil {
+		return false, err
+	}
+	if access != model.AccessFull {
+		for _, a := range atts {
+			if a.FilePath != "" || a.FileHash != "" {
+				return false, ErrSummaryContent
+			}
+		}
+	}
+	old, err := tx.attachments(ctx, []int64{articleID})
+	if err != nil {
+		return false, err
+	}
+	if sameAttachments(old[articleID], atts) {
+		return false, nil
+	}
+	if _, err := tx.c.exec(ctx, `DELETE FROM attachment WHERE article_id = ?`, articleID); err != nil {
+		return false, err
+	}
+	for i := range atts {
+		a := &atts[i]
+		a.ArticleID = articleID
+		id, err := tx.c.insertID(ctx, `INSERT INTO attachment (article_id, url, file_name, file_ext,
+			size_bytes, file_path, file_hash, downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			articleID, nullStr(a.URL), a.FileName, nullStr(a.FileExt), a.SizeBytes, nullStr(a.FilePath),
+			nullStr(a.FileHash), tx.s.tsPtr(&a.DownloadedAt))
+		if err != nil {
+			return false, err
+		}
+		a.ID = id
+	}
+	_, err = tx.c.exec(ctx, `UPDATE article SET has_attachment = ? WHERE id = ? AND has_attachment <> ?`,
+		len(atts) > 0, articleID, len(atts) > 0)
+	return true, err
 }
 
 func sameAttachments(a, b []model.Attachment) bool {
@@ -124,4 +131,13 @@ func attachmentsOf(ctx context.Context, c conn, articleIDs []int64) (map[int64][
 		return nil, fmt.Errorf("load attachments: %w", err)
 	}
 	return out, nil
+}
+
+// ArticleAttachments returns the attachments of an article, in id order.
+func (s *Store) ArticleAttachments(ctx context.Context, articleID int64) ([]model.Attachment, error) {
+	atts, err := s.attachments(ctx, []int64{articleID})
+	if err != nil {
+		return nil, fmt.Errorf("attachments of article %d: %w", articleID, err)
+	}
+	return atts[articleID], nil
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Blobs is the content-addressed file store for raw HTML, extracted text and
@@ -31,6 +32,10 @@ func (b Blobs) Put(data []byte) (relPath, sha256hex string, err error) {
 	relPath = path.Join("blobs", sha256hex[0:2], sha256hex[2:4], sha256hex)
 	full := filepath.Join(b.Dir, filepath.FromSlash(relPath))
 	if _, err := os.Stat(full); err == nil {
+		// Stored again: fresh again, so a concurrent gc leaves it for the
+		// row about to refer to it.
+		now := time.Now()
+		_ = os.Chtimes(full, now, now)
 		return relPath, sha256hex, nil
 	}
 	dir := filepath.Dir(full)
@@ -77,4 +82,72 @@ func (b Blobs) Open(relPath string) (io.ReadCloser, error) {
 		return nil, fmt.Errorf("open blob %q: %w", relPath, err)
 	}
 	return f, nil
+}
+
+// GCResult is what a blob collection found and did.
+type GCResult struct {
+	Kept, Removed int
+	RemovedBytes  int64
+	Young         int // unreferenced but within the grace period
+	Temporary     int // leftovers of interrupted writes, removed
+	RemovedPaths  []string
+}
+
+// GC removes the blobs no row refers to (refs, from Store.BlobRefs) whose
+// files are older than notAfter, and the temporary files of interrupted
+// writes older than notAfter. Younger unreferenced blobs stay: a running
+// crawl writes its blobs before the rows that refer to them. With dryRun
+// nothing is removed.
+func (b Blobs) GC(refs map[string]bool, notAfter time.Time, dryRun bool) (GCResult, error) {
+	var res GCResult
+	root := filepath.Join(b.Dir, "blobs")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(b.Dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		info, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		temp := strings.HasPrefix(d.Name(), ".tmp-")
+		if !temp && refs[rel] {
+			res.Kept++
+			return nil
+		}
+		if info.ModTime().After(notAfter) {
+			res.Young++
+			return nil
+		}
+		if !dryRun {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+		if temp {
+			res.Temporary++
+		} else {
+			res.Removed++
+			res.RemovedBytes += info.Size()
+			res.RemovedPaths = append(res.RemovedPaths, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("collect blobs in %s: %w", root, err)
+	}
+	return res, nil
 }

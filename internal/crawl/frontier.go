@@ -1,0 +1,242 @@
+package crawl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"zhizhi/internal/adapter"
+	"zhizhi/internal/extract"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// A target's crawl has two halves. The walk reads its list pages and
+// records every article link in the frontier before any is fetched; the
+// work fetches the links that are due: never fetched, failed and due for a
+// retry, and stored articles due for a re-check. Both live in the database,
+// so a run stopped anywhere loses nothing: the next walk goes on past the
+// links an unfinished walk recorded, and the next work takes what is due.
+
+// Retry backoff of a failed link: 1 h after the first failure, doubling
+// with each further one, at most 7 days.
+const (
+	RetryBase = time.Hour
+	RetryMax  = 7 * 24 * time.Hour
+	// DisallowedRecheck is when a link robots.txt forbade is looked at
+	// again: a robots.txt is cached for at most a day.
+	DisallowedRecheck = 24 * time.Hour
+)
+
+// RetryIn is the wait after a link failed for the (failures)th time in a
+// row: RetryBase·2^(failures−1), at most RetryMax.
+func RetryIn(failures int) time.Duration {
+	d := RetryBase
+	for i := 1; i < failures && d < RetryMax; i++ {
+		d *= 2
+	}
+	return min(d, RetryMax)
+}
+
+// walk is one list walk of a target in progress.
+type walk struct {
+	rec          *store.Walk
+	lastFinished int64 // links discovered by this walk or before are settled
+	pages        int
+	done         bool
+}
+
+// startWalk records the start of the target's list walk.
+func (j *job) startWalk(ctx context.Context) error {
+	rec, last, err := j.c.Store.StartWalk(ctx, j.target.ID, j.c.Full)
+	if err != nil {
+		return err
+	}
+	j.walk = &walk{rec: rec, lastFinished: last}
+	return nil
+}
+
+// discover records one list page's links in the frontier and reports
+// whether the page ends the walk: every link on it was settled by a walk
+// that finished (never on a full walk).
+func (j *job) discover(ctx context.Context, page int, items []adapter.ListItem) (settled bool, err error) {
+	j.walk.pages = max(j.walk.pages, page)
+	var recs []store.Discovered
+	for _, item := range items {
+		norm, hash, err := extract.URLHash(item.URL)
+		if err != nil {
+			j.fail("%s: %v", item.URL, err)
+			j.count(model.StatusFailed)
+			continue
+		}
+		item.URL = norm
+		raw, err := json.Marshal(item)
+		if err != nil {
+			return false, fmt.Errorf("list item %s: %w", norm, err)
+		}
+		recs = append(recs, store.Discovered{URL: norm, URLHash: hash, NativePostID: item.NativePostID, Item: raw})
+	}
+	walks, err := j.c.Store.Discover(ctx, j.target.ID, j.walk.rec.ID, recs)
+	if err != nil {
+		return false, err
+	}
+	if err := j.c.Store.WalkReached(ctx, j.walk.rec.ID, page); err != nil {
+		return false, err
+	}
+	settled = len(recs) > 0 && j.walk.lastFinished > 0 && !j.c.Full
+	for _, r := range recs {
+		w := walks[r.URLHash]
+		if w > j.walk.lastFinished {
+			settled = false
+		}
+		if w == j.walk.rec.ID {
+			j.res.Discovered++
+		}
+	}
+	return settled, nil
+}
+
+// finishWalk records that the walk finished (reached: end, known, limit).
+func (j *job) finishWalk(ctx context.Context, reached string) error {
+	j.walk.done = true
+	j.res.Walk = reached
+	return j.c.Store.FinishWalk(ctx, j.walk.rec.ID, reached)
+}
+
+// endWalk closes a walk that did not finish: the next walk goes on past the
+// links this one recorded.
+func (j *job) endWalk(ctx context.Context, cause error) {
+	if j.walk == nil || j.walk.done {
+		return
+	}
+	reason := "stopped"
+	if cause != nil {
+		reason = cause.Error()
+	}
+	if err := j.c.Store.StopWalk(context.WithoutCancel(ctx), j.walk.rec.ID, reason); err != nil {
+		j.c.log().Warn("record unfinished list walk", "target", j.target.TargetCode, "err", err)
+	}
+}
+
+// work fetches the target's due links, then re-checks its stored articles
+// that are due. It returns only what stops the target (host stop,
+// interruption, the store failing).
+func (j *job) work(ctx context.Context) error {
+	if j.parse == nil {
+		return nil
+	}
+	const batch = 200
+	done := map[int64]bool{}
+	for {
+		if j.c.draining() {
+			return ErrInterrupted
+		}
+		due, err := j.c.Store.DueFrontier(ctx, j.target.ID, j.c.now(), batch)
+		if err != nil {
+			return err
+		}
+		progressed := false
+		for i := range due {
+			e := &due[i]
+			if done[e.ID] {
+				continue
+			}
+			if j.c.draining() {
+				return ErrInterrupted
+			}
+			done[e.ID] = true
+			progressed = true
+			if err := j.processEntry(ctx, e); err != nil {
+				return err
+			}
+		}
+		if !progressed {
+			break
+		}
+	}
+	limit := j.c.MaxRechecks
+	if limit <= 0 {
+		limit = 200
+	}
+	rechecks, err := j.c.Store.DueRechecks(ctx, j.target.ID, j.c.now(), limit)
+	if err != nil {
+		return err
+	}
+	for i := range rechecks {
+		e := &rechecks[i]
+		if done[e.ID] {
+			continue
+		}
+		if j.c.draining() {
+			return ErrInterrupted
+		}
+		done[e.ID] = true
+		if err := j.processEntry(ctx, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// processEntry fetches one frontier link with the list item it was found
+// with.
+func (j *job) processEntry(ctx context.Context, e *store.FrontierEntry) error {
+	item := adapter.ListItem{URL: e.URL, NativePostID: e.NativePostID}
+	if len(e.Item) > 0 {
+		if err := json.Unmarshal(e.Item, &item); err != nil || item.URL == "" {
+			item = adapter.ListItem{URL: e.URL, NativePostID: e.NativePostID}
+		}
+	}
+	return j.processItem(ctx, e, item, j.parse)
+}
+
+// Error classes of failed links.
+const (
+	classNetwork  = "network"
+	classHTTP     = "http"
+	classTooLarge = "too_large"
+	classDecode   = "decode"
+	classParse    = "parse"
+	classContent  = "content"
+	classStore    = "store"
+)
+
+// failedMark is the frontier mark of a failed attempt.
+func (j *job) failedMark(e *store.FrontierEntry, class, msg string) store.FrontierMark {
+	next := j.c.now().Add(RetryIn(e.Attempts + 1))
+	return store.FrontierMark{State: store.FrontierFailed, ErrorClass: class, Error: msg, NextAttemptAt: &next, Attempt: true}
+}
+
+// markEntry records what an attempt at a link came to. Recording is kept
+// even when the run's context has ended: the attempt happened.
+func (j *job) markEntry(ctx context.Context, e *store.FrontierEntry, m store.FrontierMark) error {
+	if e == nil || e.ID == 0 {
+		return nil
+	}
+	if err := j.c.Store.MarkFrontier(context.WithoutCancel(ctx), e.ID, m); err != nil {
+		return fmt.Errorf("record attempt at %s: %w", e.URL, err)
+	}
+	return nil
+}
+
+// fetchFailure classifies a failed detail fetch for the frontier.
+func (j *job) fetchFailure(e *store.FrontierEntry, resp *fetch.Response, err error) store.FrontierMark {
+	if fetch.IsRobotsDisallowed(err) {
+		next := j.c.now().Add(DisallowedRecheck)
+		return store.FrontierMark{State: store.FrontierDisallowed, ErrorClass: "robots", Error: err.Error(), NextAttemptAt: &next}
+	}
+	if resp != nil && (resp.Status == 404 || resp.Status == 410) {
+		return store.FrontierMark{State: store.FrontierGone, ErrorClass: classHTTP, Error: err.Error(), Attempt: true}
+	}
+	var big *fetch.ErrTooLarge
+	switch {
+	case errors.As(err, &big):
+		return j.failedMark(e, classTooLarge, err.Error())
+	case resp != nil && resp.Status != 0:
+		return j.failedMark(e, classHTTP, err.Error())
+	}
+	return j.failedMark(e, classNetwork, err.Error())
+}
