@@ -15,7 +15,7 @@ import (
 func init() { register(newCrawlCmd) }
 
 func newCrawlCmd() *cobra.Command {
-	var all bool
+	var all, full bool
 	var siteCode, targetCode string
 	cmd := &cobra.Command{
 		Use:   "crawl (--all | --site CODE | --target CODE)",
@@ -59,7 +59,7 @@ per target at the end. It exits 1 when any target failed, naming the reason.`,
 				}
 				return exitCode(1, "crawl: "+what+" — run `zhizhi config sync` (and `zhizhi target list` to see them)")
 			}
-			results, err := runCrawl(cmd, st, b, targets)
+			results, err := runCrawl(cmd, st, b, targets, full)
 			if err != nil {
 				return err
 			}
@@ -79,11 +79,12 @@ per target at the end. It exits 1 when any target failed, naming the reason.`,
 	cmd.Flags().BoolVar(&all, "all", false, "every enabled target")
 	cmd.Flags().StringVar(&siteCode, "site", "", "the enabled targets of one site")
 	cmd.Flags().StringVar(&targetCode, "target", "", "one target")
+	cmd.Flags().BoolVar(&full, "full", false, "walk every list page (up to the page limit) instead of stopping at articles already known; still fetches only new and due articles")
 	return cmd
 }
 
 // runCrawl crawls targets with a progress line on stderr.
-func runCrawl(cmd *cobra.Command, st *store.Store, b *config.Bundle, targets []model.Target) ([]crawl.Result, error) {
+func runCrawl(cmd *cobra.Command, st *store.Store, b *config.Bundle, targets []model.Target, full bool) ([]crawl.Result, error) {
 	ctx := cmd.Context()
 	client, err := newClient(ctx, st, b)
 	if err != nil {
@@ -91,7 +92,7 @@ func runCrawl(cmd *cobra.Command, st *store.Store, b *config.Bundle, targets []m
 	}
 	defer client.Close()
 	prog := &crawl.Progress{W: cmd.ErrOrStderr(), TTY: isTerminal(cmd.ErrOrStderr()), Total: len(targets)}
-	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event}
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Full: full}
 	results := c.Run(ctx, targets)
 	prog.Finish()
 	return results, nil

@@ -88,7 +88,7 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 			"      install it with `apt-get install chromium` (make demo does this when run as root)\n", settings.Chromium, len(skipped), skipped)
 	}
 	fmt.Fprintf(out, "== 开始采集 %d 个栏目 (crawl): 礼貌速率 — 每站同时仅 1 个请求，约每 2 秒 1 个\n", len(targets))
-	results, err := runCrawl(cmd, st, b, targets)
+	results, err := runCrawl(cmd, st, b, targets, false)
 	if err != nil {
 		return err
 	}

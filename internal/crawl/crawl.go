@@ -77,15 +77,15 @@ type Result struct {
 	Discovered int // article links seen for the first time
 	// Walk is how the list walk ended: end, known, limit; "" when it did
 	// not finish (an error, an interruption) and the next walk goes on.
-	Walk string
-	Bytes      int64
-	Problems   []string // per-item failures, for the report
-	Err        error    // the target itself failed
-	Blocked    string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
+	Walk     string
+	Bytes    int64
+	Problems []string // per-item failures, for the report
+	Err      error    // the target itself failed
+	Blocked  string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
 	// Interrupted: the run was asked to stop before this target was done.
 	Interrupted bool
-	Started    time.Time
-	Finished   time.Time
+	Started     time.Time
+	Finished    time.Time
 }
 
 func (c *Crawler) now() time.Time {

@@ -81,7 +81,7 @@ func (p *Progress) draw(force bool) {
 	bar := progressBar(p.done, p.Total, 20)
 	line := fmt.Sprintf("%s 栏目 %d/%d · 列表页 %d · 文章 新增 %d 更新 %d 未变 %d 失败 %d · %s · %s",
 		bar, p.done, p.Total, p.pages, p.created, p.updated, p.unchanged, p.failed,
-		humanBytes(p.bytes), now.Sub(p.started).Round(time.Second))
+		HumanBytes(p.bytes), now.Sub(p.started).Round(time.Second))
 	if p.TTY {
 		fmt.Fprintf(p.W, "\r\033[K%s", line)
 	} else {
@@ -97,7 +97,8 @@ func progressBar(done, total, n int) string {
 	return "[" + strings.Repeat("█", fill) + strings.Repeat("░", n-fill) + "]"
 }
 
-func humanBytes(b int64) string {
+// HumanBytes writes a byte count in B, KiB, MiB or GiB.
+func HumanBytes(b int64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
@@ -147,7 +148,7 @@ func WriteTable(w io.Writer, results []Result) {
 			status = "⚠ 部分失败"
 		}
 		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
-			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), humanBytes(r.Bytes), status})
+			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), HumanBytes(r.Bytes), status})
 		tot.Pages += r.Pages
 		tot.Created += r.Created
 		tot.Updated += r.Updated
@@ -157,7 +158,7 @@ func WriteTable(w io.Writer, results []Result) {
 		tot.Bytes += r.Bytes
 	}
 	rows = append(rows, []string{"合计 total", fmt.Sprintf("%d 个栏目", len(results)), fmt.Sprint(tot.Pages), fmt.Sprint(tot.Created),
-		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), humanBytes(tot.Bytes), ""})
+		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), HumanBytes(tot.Bytes), ""})
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = DisplayWidth(h)

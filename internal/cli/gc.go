@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"zhizhi/internal/crawl"
+)
+
+func init() { register(newGCCmd) }
+
+func newGCCmd() *cobra.Command {
+	var grace time.Duration
+	var dryRun bool
+	cmd := &cobra.Command{
+		Use:   "gc",
+		Short: "Remove stored files (raw HTML, text, attachments) that no article refers to any more",
+		Long: `gc removes the files under the data directory's blobs/ that no article or
+attachment row refers to: files left behind when a crawl was killed between
+writing a file and storing its row, or whose article was replaced by a newer
+version with other content. Files younger than the grace period stay, because
+a crawl that is running writes its files just before the rows that refer to
+them; the leftovers of interrupted writes (.tmp-*) older than the grace period
+go too. Run it while no crawl is running to be safe, or keep the default grace.
+
+Exit codes: 0 done, 1 the database or the data directory could not be read.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if grace < 0 {
+				return exitCode(2, "gc: --grace must not be negative")
+			}
+			ctx := cmd.Context()
+			st, err := openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			refs, err := st.BlobRefs(ctx)
+			if err != nil {
+				return exitCode(1, "gc: "+err.Error())
+			}
+			res, err := st.Blobs().GC(refs, time.Now().Add(-grace), dryRun)
+			if err != nil {
+				return exitCode(1, "gc: "+err.Error())
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "gc: %d files in use kept; %s %d unreferenced files (%s) and %d interrupted writes; %d unreferenced files younger than %s kept\n",
+				res.Kept, verb, res.Removed, crawl.HumanBytes(res.RemovedBytes), res.Temporary, res.Young, grace)
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&grace, "grace", time.Hour, "keep unreferenced files younger than this")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "count what would be removed, remove nothing")
+	return cmd
+}
