@@ -125,8 +125,8 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 	var atts []model.Attachment
 	if !summary {
 		var attProblems []string
-		var tooLarge string
-		atts, attProblems, tooLarge, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
+		var tooLarge, retry string
+		atts, attProblems, tooLarge, retry, err = j.attachments(ctx, existing, append(item.Attachments, d.Attachments...))
 		if err != nil {
 			return err
 		}
@@ -140,6 +140,11 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 			// incomplete until a person raises the limit. Its text is
 			// kept; RAG reads only ready articles.
 			a.Status, a.StatusReason = model.StatusFailed, tooLarge
+		}
+		if retry != "" && a.Status == model.StatusReady {
+			// An article and its attachments are one unit: not ready
+			// until every attachment that can be had is stored.
+			a.Status, a.StatusReason = model.StatusFailed, retry
 		}
 	}
 	a.HasAttachment = len(atts) > 0
@@ -295,7 +300,9 @@ func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.
 // is kept as it is.
 // problems name those that could not be taken; tooLarge says why when one
 // was over the size limit.
-func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) (out []model.Attachment, problems []string, tooLarge string, err error) {
+// retry says why when one failed for a passing reason (network, 5xx, 429):
+// the article is then not ready until a later attempt brings it.
+func (j *job) attachments(ctx context.Context, existing *model.Article, refs []adapter.AttachmentRef) (out []model.Attachment, problems []string, tooLarge, retry string, err error) {
 	have := map[string]model.Attachment{}
 	if existing != nil {
 		for _, a := range existing.Attachments {
@@ -319,12 +326,22 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		resp, err := j.get(ctx, req)
 		if err != nil {
 			if isStop(err) {
-				return nil, nil, "", err
+				return nil, nil, "", "", err
 			}
 			problem := fmt.Sprintf("%s: %v", norm, err)
 			var big *fetch.ErrTooLarge
-			if errors.As(err, &big) && tooLarge == "" {
-				tooLarge = fmt.Sprintf("attachment %s is larger than the %d-byte limit", norm, big.Limit)
+			switch {
+			case errors.As(err, &big):
+				if tooLarge == "" {
+					tooLarge = fmt.Sprintf("attachment %s is larger than the %d-byte limit", norm, big.Limit)
+				}
+			case fetch.IsRobotsDisallowed(err), resp != nil && resp.Status >= 400 && resp.Status < 500 && resp.Status != 429:
+				// A dead link or a forbidden file: the article is complete
+				// without it, and says so in its metadata.
+			default:
+				if retry == "" {
+					retry = fmt.Sprintf("attachment %s could not be downloaded (%v); it is tried again later", norm, err)
+				}
 			}
 			if !fetch.IsRobotsDisallowed(err) {
 				j.fail("attachment %s", problem)
@@ -334,7 +351,7 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		}
 		path, sum, err := j.c.Blobs.Put(resp.Body)
 		if err != nil {
-			return nil, nil, "", fmt.Errorf("store attachment %s: %w", norm, err)
+			return nil, nil, "", "", fmt.Errorf("store attachment %s: %w", norm, err)
 		}
 		name := ref.Name
 		if name == "" {
@@ -345,7 +362,7 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 			FilePath: path, FileHash: sum, DownloadedAt: j.c.now().UTC(),
 		})
 	}
-	return out, problems, tooLarge, nil
+	return out, problems, tooLarge, retry, nil
 }
 
 // withMeta adds key to a metadata_json object.

@@ -206,3 +206,26 @@ func WriteTable(w io.Writer, results []Result) {
 		}
 	}
 }
+
+// Exit codes of a crawl run.
+const (
+	ExitOK          = 0   // everything asked for succeeded
+	ExitFailed      = 1   // a target or an article failed
+	ExitInterrupted = 130 // the run was interrupted (SIGINT, SIGTERM)
+)
+
+// ExitCode is the exit status a crawl's results call for: interrupted
+// first, then any failed target or article (a column robots.txt forbids is
+// not a failure: zhizhi obeyed), else success.
+func ExitCode(results []Result) int {
+	code := ExitOK
+	for _, r := range results {
+		if r.Interrupted {
+			return ExitInterrupted
+		}
+		if r.Err != nil || r.Failed > 0 || len(r.Problems) > 0 {
+			code = ExitFailed
+		}
+	}
+	return code
+}
