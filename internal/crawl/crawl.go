@@ -75,6 +75,9 @@ type Result struct {
 	Failed     int
 	Skipped    int // robots-disallowed or refused items
 	Discovered int // article links seen for the first time
+	// Pending counts the target's links still to fetch after this run:
+	// never fetched (the run stopped) or failed and waiting for a retry.
+	Pending int
 	// Walk is how the list walk ended: end, known, limit; "" when it did
 	// not finish (an error, an interruption) and the next walk goes on.
 	Walk     string
@@ -206,6 +209,9 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	}
 	if errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) {
 		res.Interrupted = true
+	}
+	if counts, cerr := c.Store.FrontierCounts(context.WithoutCancel(ctx), t.ID); cerr == nil {
+		res.Pending = counts[store.FrontierNew] + counts[store.FrontierFailed]
 	}
 	if err != nil {
 		res.Err = err

@@ -134,7 +134,7 @@ func pad(s string, w int) string {
 // WriteTable prints one row per target and a total line; a failed target's
 // reason follows the table.
 func WriteTable(w io.Writer, results []Result) {
-	header := []string{"栏目 target", "站点 site", "页", "新增", "更新", "未变", "失败", "跳过", "流量", "结果"}
+	header := []string{"栏目 target", "站点 site", "页", "新增", "更新", "未变", "失败", "跳过", "待办", "流量", "结果"}
 	rows := [][]string{}
 	var tot Result
 	for _, r := range results {
@@ -148,17 +148,18 @@ func WriteTable(w io.Writer, results []Result) {
 			status = "⚠ 部分失败"
 		}
 		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
-			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), HumanBytes(r.Bytes), status})
+			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), fmt.Sprint(r.Pending), HumanBytes(r.Bytes), status})
 		tot.Pages += r.Pages
 		tot.Created += r.Created
 		tot.Updated += r.Updated
 		tot.Unchanged += r.Unchanged
 		tot.Failed += r.Failed
 		tot.Skipped += r.Skipped
+		tot.Pending += r.Pending
 		tot.Bytes += r.Bytes
 	}
 	rows = append(rows, []string{"合计 total", fmt.Sprintf("%d 个栏目", len(results)), fmt.Sprint(tot.Pages), fmt.Sprint(tot.Created),
-		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), HumanBytes(tot.Bytes), ""})
+		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), fmt.Sprint(tot.Pending), HumanBytes(tot.Bytes), ""})
 	widths := make([]int, len(header))
 	for i, h := range header {
 		widths[i] = DisplayWidth(h)
@@ -189,6 +190,9 @@ func WriteTable(w io.Writer, results []Result) {
 			line(sep)
 		}
 		line(r)
+	}
+	if tot.Pending > 0 {
+		fmt.Fprintf(w, "待办 %d：已发现但尚未抓取、或失败后等待重试的文章链接；下次运行时到期的会自动补上。\n", tot.Pending)
 	}
 	for _, r := range results {
 		if r.Err != nil {
