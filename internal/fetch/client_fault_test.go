@@ -135,7 +135,8 @@ func equalDurations(a, b []time.Duration) bool {
 }
 
 // TestRobotsFailClosed: robots.txt answering 500 closes the host; the sim
-// sees nothing but /robots.txt.
+// sees nothing but /robots.txt, and the refusal says what failed without
+// pretending a rule of the site's decided it.
 func TestRobotsFailClosed(t *testing.T) {
 	e := newSimEnv(t, 1, ClientOptions{})
 	e.advancing(t, true)
@@ -145,11 +146,14 @@ func TestRobotsFailClosed(t *testing.T) {
 	for _, p := range []string{"/", "/tzgg/"} {
 		_, err := e.c.Do(context.Background(), Request{URL: "http://" + lianzhou + p, Purpose: model.PurposeList})
 		var re *RobotsError
-		if !errors.As(err, &re) || !strings.Contains(re.Why, "500") || !IsHostStop(err) {
-			t.Fatalf("GET %s: %v, want a fail-closed robots refusal naming the 500", p, err)
+		if !errors.As(err, &re) || !re.Unreachable || !IsHostStop(err) {
+			t.Fatalf("GET %s: %v, want a fail-closed robots refusal (a host stop)", p, err)
 		}
-		if !strings.Contains(err.Error(), "blocked by robots.txt") {
-			t.Errorf("message %q does not say why", err)
+		if want := "HTTP 500 — robots.txt unreachable, not crawling this host (fail-closed)"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("message %q, want it to start %q", err, want)
+		}
+		if strings.Contains(err.Error(), "line") {
+			t.Errorf("message %q cites a robots.txt line for something that is not a rule", err)
 		}
 	}
 	if paths, _ := arrivals(e.w, lianzhou); strings.Join(paths, " ") != "/robots.txt" {
@@ -163,9 +167,9 @@ func TestRobotsFailClosed(t *testing.T) {
 	if robots.Purpose != model.PurposeRobots || robots.HTTPStatus == nil || *robots.HTTPStatus != 500 {
 		t.Errorf("robots row %+v", robots)
 	}
-	st, err := e.st.GetHostState(context.Background(), lianzhou)
-	if err != nil || st.RobotsStatus != 500 || st.RobotsFetchedAt == nil {
-		t.Errorf("host_state robots: status %d fetched %v (%v)", st.RobotsStatus, st.RobotsFetchedAt, err)
+	st, err := e.st.GetRobotsState(context.Background(), "http://"+lianzhou+":80")
+	if err != nil || st.Status != 500 || st.Failures != 1 || st.LastError != "HTTP 500" || st.FailingSince == nil {
+		t.Errorf("robots_state: %+v (%v), want status 500, 1 failure, error HTTP 500", st, err)
 	}
 }
 

@@ -106,7 +106,8 @@ func TestBreaker503Run(t *testing.T) {
 	store := &memStore{}
 	tr := &HealthTracker{Clock: clock, Store: store}
 	const host = "www.gd.gov.test"
-	store.PutHostState(ctx, model.HostState{Host: host, RobotsStatus: 200, RobotsBody: []byte("User-agent: *\n")})
+	bucketAt := t0.Add(-time.Minute)
+	store.PutHostState(ctx, model.HostState{Host: host, BucketTokens: 2.5, BucketAt: &bucketAt})
 
 	// A run of 503s: each waits out its backoff exactly, and the 5th
 	// opens the breaker.
@@ -151,10 +152,10 @@ func TestBreaker503Run(t *testing.T) {
 	if _, err := tr.Check(ctx, host); err != nil {
 		t.Fatalf("breaker still holds after 24h: %v", err)
 	}
-	// Robots fields survived the health updates.
+	// The bucket survived the health updates.
 	st, _ := store.GetHostState(ctx, host)
-	if st.RobotsStatus != 200 || string(st.RobotsBody) != "User-agent: *\n" {
-		t.Errorf("robots fields lost: %+v", st)
+	if st.BucketTokens != 2.5 || st.BucketAt == nil || !st.BucketAt.Equal(bucketAt) {
+		t.Errorf("bucket fields lost: %+v", st)
 	}
 	// A success resets the run.
 	if _, _, err := tr.Record(ctx, host, 200, nil, nil); err != nil {
