@@ -94,7 +94,7 @@ func TestBackoffSeriesAndBreaker(t *testing.T) {
 	if !equalDurations(gaps, want) {
 		t.Errorf("waits between the 503s %v, want %v", gaps, want)
 	}
-	if !be.Until.Equal(at[6].Add(BreakerOpenFor)) {
+	if !be.Until.Equal(at[6].Add(24 * time.Hour)) {
 		t.Errorf("breaker until %v, want 24 h after the 5th error (%v)", be.Until, at[6])
 	}
 
@@ -114,8 +114,12 @@ func TestBackoffSeriesAndBreaker(t *testing.T) {
 	})
 	t.Run("releases after 24 h", func(t *testing.T) {
 		e.w.ClearFaults(yingde)
-		e.clock.Advance(BreakerOpenFor)
+		e.clock.Set(at[6].Add(24*time.Hour - time.Second))
 		restarted := e.client(t, ClientOptions{})
+		if _, err := restarted.Do(context.Background(), Request{URL: u}); !errors.As(err, &be) || be.Reason != "breaker open" {
+			t.Fatalf("a second before 24 h: %v, want the breaker still open", err)
+		}
+		e.clock.Set(at[6].Add(24 * time.Hour))
 		if r := mustDo(t, restarted, Request{URL: u}); r.Status != http.StatusOK {
 			t.Errorf("after 24 h: status %d", r.Status)
 		}
@@ -174,14 +178,14 @@ func TestRobotsFailClosed(t *testing.T) {
 }
 
 // TestRobotsTightenedMidRun: a robots.txt tightened while zhizhi crawls is
-// obeyed by the next request once the cached copy is revalidated (at most
-// RobotsRecheck later, or at once after ForgetRobots).
+// obeyed by the next request once the cached copy is revalidated (when it
+// is 5 minutes old, or at once after ForgetRobots).
 func TestRobotsTightenedMidRun(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after func(e *simEnv)
 	}{
-		{"recheck interval", func(e *simEnv) { e.clock.Advance(DefaultRobotsRecheck) }},
+		{"after 5 minutes", func(e *simEnv) { e.clock.Advance(5 * time.Minute) }},
 		{"ForgetRobots", func(e *simEnv) { e.c.ForgetRobots(qingcheng) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,17 +214,24 @@ func TestRobotsTightenedMidRun(t *testing.T) {
 	}
 }
 
-// TestRobotsRevalidationIsConditional: an unchanged robots.txt costs a 304.
+// TestRobotsRevalidationIsConditional: a cached robots.txt is used as it is
+// until it is 5 minutes old, then revalidated; unchanged, that costs a 304.
 func TestRobotsRevalidationIsConditional(t *testing.T) {
 	e := newSimEnv(t, 1, ClientOptions{})
 	e.advancing(t, true)
 	u := truthURL(t, e.w, qingcheng, "/")
 	mustDo(t, e.c, Request{URL: u})
-	e.clock.Advance(DefaultRobotsRecheck)
+	_, at := arrivals(e.w, qingcheng)
+	e.clock.Set(at[0].Add(5*time.Minute - time.Second))
+	mustDo(t, e.c, Request{URL: u})
+	if paths, _ := arrivals(e.w, qingcheng); len(paths) != 3 || paths[2] == "/robots.txt" {
+		t.Fatalf("sim saw %v: robots.txt was asked again before it was 5 minutes old", paths)
+	}
+	e.clock.Set(at[0].Add(5 * time.Minute))
 	mustDo(t, e.c, Request{URL: u})
 	log := e.w.AccessLog(qingcheng)
-	if len(log) != 4 || log[2].Path != "/robots.txt" || log[2].Status != http.StatusNotModified {
-		t.Errorf("sim log %+v, want the second robots.txt answered 304", log)
+	if len(log) != 5 || log[3].Path != "/robots.txt" || log[3].Status != http.StatusNotModified {
+		t.Errorf("sim log %+v, want robots.txt revalidated at 5 minutes, answered 304", log)
 	}
 }
 

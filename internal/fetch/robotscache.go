@@ -79,7 +79,7 @@ func (e *robotsEntry) expired(now time.Time) bool {
 	if e.failed() {
 		return !now.Before(e.retryAt())
 	}
-	return !now.Before(e.fetchedAt.Add(RobotsTTL))
+	return RobotsExpired(e.fetchedAt, now)
 }
 
 // retryAt is when a failed robots.txt is asked for again.
