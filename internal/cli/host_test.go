@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -66,4 +67,67 @@ func TestHostListAndClear(t *testing.T) {
 	if _, err := run("host", "clear", "www.never.gov.test"); err == nil || !strings.Contains(err.Error(), "no recorded state") {
 		t.Errorf("clearing an unknown host: %v", err)
 	}
+}
+
+// TestHostListShowsRobotsUnreachable: a host whose robots.txt could not be
+// fetched (here: nothing listens on its address) is listed as unreachable,
+// with since when and the error, not as healthy; `host clear` forgets the
+// failure so the next request asks for robots.txt again.
+func TestHostListShowsRobotsUnreachable(t *testing.T) {
+	const gone = "www.gone.gov.test"
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // the connection is refused
+	dir := t.TempDir()
+	dsn := "sqlite://" + filepath.Join(dir, "z.db")
+	run := func(args ...string) (string, error) {
+		settings = Settings{}
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetArgs(append([]string{"--data-dir", dir, "--database-url", dsn, "--resolve", gone + "=" + addr,
+			"--config-dir", filepath.Join(dir, "none"), "--chromium", filepath.Join(dir, "no-chromium")}, args...))
+		err := root.Execute()
+		return out.String(), err
+	}
+	_, err = run("fetch", "http://"+gone+"/zwgk/")
+	if err == nil || !strings.Contains(err.Error(), "connection refused — robots.txt unreachable, not crawling this host (fail-closed)") ||
+		strings.Contains(err.Error(), "line") {
+		t.Fatalf("fetch: %v, want refused: connection refused — robots.txt unreachable", err)
+	}
+	out, err := run("host", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := lineWith(out, gone)
+	for _, want := range []string{"robots.txt unreachable since ", "error connection refused"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("host list row lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(row, "🟢") {
+		t.Errorf("host list shows a host with an unreachable robots.txt as healthy:\n%s", out)
+	}
+	if _, err := run("host", "clear", gone); err != nil {
+		t.Fatal(err)
+	}
+	out, err = run("host", "list")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row := lineWith(out, gone); strings.Contains(row, "unreachable") || !strings.Contains(row, "🟢") {
+		t.Errorf("after host clear the row is %q, want healthy", row)
+	}
+}
+
+func lineWith(out, s string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, s) {
+			return l
+		}
+	}
+	return ""
 }

@@ -25,12 +25,6 @@ const PurposeAsset = "asset"
 // next request revalidates it with a conditional GET (see ClientOptions).
 const DefaultRobotsRecheck = 5 * time.Minute
 
-// RobotsFailureTTL is how long a robots.txt that could not be read (5xx,
-// network error) keeps its host closed before it is asked again. Shorter
-// than RobotsTTL so a passing outage does not close a site for a day; the
-// host's backoff and breaker still apply to the retry.
-const RobotsFailureTTL = time.Hour
-
 // defaultAccept is sent when a Request names none.
 const defaultAccept = "text/html,application/xhtml+xml,application/json;q=0.9,*/*;q=0.8"
 
@@ -170,10 +164,7 @@ func (c *Client) SetSitePolicy(host string, p SitePolicy) {
 	p.Strategy = normalizeTier(p.Strategy)
 	c.mu.Lock()
 	c.policies[host] = p
-	var delay time.Duration
-	if e := c.robots[host]; e != nil {
-		delay, _ = e.rules.CrawlDelay()
-	}
+	delay := c.crawlDelayLocked(host)
 	c.mu.Unlock()
 	c.limiter.SetPolicy(host, p.hostPolicy(delay))
 }

@@ -94,7 +94,7 @@ func TestBackoffSeriesAndBreaker(t *testing.T) {
 	if !equalDurations(gaps, want) {
 		t.Errorf("waits between the 503s %v, want %v", gaps, want)
 	}
-	if !be.Until.Equal(at[6].Add(BreakerOpenFor)) {
+	if !be.Until.Equal(at[6].Add(24 * time.Hour)) {
 		t.Errorf("breaker until %v, want 24 h after the 5th error (%v)", be.Until, at[6])
 	}
 
@@ -114,8 +114,12 @@ func TestBackoffSeriesAndBreaker(t *testing.T) {
 	})
 	t.Run("releases after 24 h", func(t *testing.T) {
 		e.w.ClearFaults(yingde)
-		e.clock.Advance(BreakerOpenFor)
+		e.clock.Set(at[6].Add(24*time.Hour - time.Second))
 		restarted := e.client(t, ClientOptions{})
+		if _, err := restarted.Do(context.Background(), Request{URL: u}); !errors.As(err, &be) || be.Reason != "breaker open" {
+			t.Fatalf("a second before 24 h: %v, want the breaker still open", err)
+		}
+		e.clock.Set(at[6].Add(24 * time.Hour))
 		if r := mustDo(t, restarted, Request{URL: u}); r.Status != http.StatusOK {
 			t.Errorf("after 24 h: status %d", r.Status)
 		}
@@ -135,7 +139,8 @@ func equalDurations(a, b []time.Duration) bool {
 }
 
 // TestRobotsFailClosed: robots.txt answering 500 closes the host; the sim
-// sees nothing but /robots.txt.
+// sees nothing but /robots.txt, and the refusal says what failed without
+// pretending a rule of the site's decided it.
 func TestRobotsFailClosed(t *testing.T) {
 	e := newSimEnv(t, 1, ClientOptions{})
 	e.advancing(t, true)
@@ -145,11 +150,14 @@ func TestRobotsFailClosed(t *testing.T) {
 	for _, p := range []string{"/", "/tzgg/"} {
 		_, err := e.c.Do(context.Background(), Request{URL: "http://" + lianzhou + p, Purpose: model.PurposeList})
 		var re *RobotsError
-		if !errors.As(err, &re) || !strings.Contains(re.Why, "500") || !IsHostStop(err) {
-			t.Fatalf("GET %s: %v, want a fail-closed robots refusal naming the 500", p, err)
+		if !errors.As(err, &re) || !re.Unreachable || !IsHostStop(err) {
+			t.Fatalf("GET %s: %v, want a fail-closed robots refusal (a host stop)", p, err)
 		}
-		if !strings.Contains(err.Error(), "blocked by robots.txt") {
-			t.Errorf("message %q does not say why", err)
+		if want := "HTTP 500 — robots.txt unreachable, not crawling this host (fail-closed)"; !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("message %q, want it to start %q", err, want)
+		}
+		if strings.Contains(err.Error(), "line") {
+			t.Errorf("message %q cites a robots.txt line for something that is not a rule", err)
 		}
 	}
 	if paths, _ := arrivals(e.w, lianzhou); strings.Join(paths, " ") != "/robots.txt" {
@@ -163,21 +171,21 @@ func TestRobotsFailClosed(t *testing.T) {
 	if robots.Purpose != model.PurposeRobots || robots.HTTPStatus == nil || *robots.HTTPStatus != 500 {
 		t.Errorf("robots row %+v", robots)
 	}
-	st, err := e.st.GetHostState(context.Background(), lianzhou)
-	if err != nil || st.RobotsStatus != 500 || st.RobotsFetchedAt == nil {
-		t.Errorf("host_state robots: status %d fetched %v (%v)", st.RobotsStatus, st.RobotsFetchedAt, err)
+	st, err := e.st.GetRobotsState(context.Background(), "http://"+lianzhou+":80")
+	if err != nil || st.Status != 500 || st.Failures != 1 || st.LastError != "HTTP 500" || st.FailingSince == nil {
+		t.Errorf("robots_state: %+v (%v), want status 500, 1 failure, error HTTP 500", st, err)
 	}
 }
 
 // TestRobotsTightenedMidRun: a robots.txt tightened while zhizhi crawls is
-// obeyed by the next request once the cached copy is revalidated (at most
-// RobotsRecheck later, or at once after ForgetRobots).
+// obeyed by the next request once the cached copy is revalidated (when it
+// is 5 minutes old, or at once after ForgetRobots).
 func TestRobotsTightenedMidRun(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		after func(e *simEnv)
 	}{
-		{"recheck interval", func(e *simEnv) { e.clock.Advance(DefaultRobotsRecheck) }},
+		{"after 5 minutes", func(e *simEnv) { e.clock.Advance(5 * time.Minute) }},
 		{"ForgetRobots", func(e *simEnv) { e.c.ForgetRobots(qingcheng) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -206,17 +214,24 @@ func TestRobotsTightenedMidRun(t *testing.T) {
 	}
 }
 
-// TestRobotsRevalidationIsConditional: an unchanged robots.txt costs a 304.
+// TestRobotsRevalidationIsConditional: a cached robots.txt is used as it is
+// until it is 5 minutes old, then revalidated; unchanged, that costs a 304.
 func TestRobotsRevalidationIsConditional(t *testing.T) {
 	e := newSimEnv(t, 1, ClientOptions{})
 	e.advancing(t, true)
 	u := truthURL(t, e.w, qingcheng, "/")
 	mustDo(t, e.c, Request{URL: u})
-	e.clock.Advance(DefaultRobotsRecheck)
+	_, at := arrivals(e.w, qingcheng)
+	e.clock.Set(at[0].Add(5*time.Minute - time.Second))
+	mustDo(t, e.c, Request{URL: u})
+	if paths, _ := arrivals(e.w, qingcheng); len(paths) != 3 || paths[2] == "/robots.txt" {
+		t.Fatalf("sim saw %v: robots.txt was asked again before it was 5 minutes old", paths)
+	}
+	e.clock.Set(at[0].Add(5 * time.Minute))
 	mustDo(t, e.c, Request{URL: u})
 	log := e.w.AccessLog(qingcheng)
-	if len(log) != 4 || log[2].Path != "/robots.txt" || log[2].Status != http.StatusNotModified {
-		t.Errorf("sim log %+v, want the second robots.txt answered 304", log)
+	if len(log) != 5 || log[3].Path != "/robots.txt" || log[3].Status != http.StatusNotModified {
+		t.Errorf("sim log %+v, want robots.txt revalidated at 5 minutes, answered 304", log)
 	}
 }
 

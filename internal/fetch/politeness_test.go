@@ -106,7 +106,8 @@ func TestBreaker503Run(t *testing.T) {
 	store := &memStore{}
 	tr := &HealthTracker{Clock: clock, Store: store}
 	const host = "www.gd.gov.test"
-	store.PutHostState(ctx, model.HostState{Host: host, RobotsStatus: 200, RobotsBody: []byte("User-agent: *\n")})
+	bucketAt := t0.Add(-time.Minute)
+	store.PutHostState(ctx, model.HostState{Host: host, BucketTokens: 2.5, BucketAt: &bucketAt})
 
 	// A run of 503s: each waits out its backoff exactly, and the 5th
 	// opens the breaker.
@@ -122,10 +123,10 @@ func TestBreaker503Run(t *testing.T) {
 		if f.K != i+1 || f.Delay != want {
 			t.Errorf("error %d: k=%d delay=%v, want k=%d delay=%v", i+1, f.K, f.Delay, i+1, want)
 		}
-		if f.Tripped != (i+1 == BreakerThreshold) {
+		if f.Tripped != (i+1 == 5) {
 			t.Errorf("error %d: tripped=%v", i+1, f.Tripped)
 		}
-		if i+1 < BreakerThreshold {
+		if i+1 < 5 {
 			// Blocked until exactly the end of the backoff.
 			clock.Advance(want - time.Nanosecond)
 			if _, err := tr.Check(ctx, host); err == nil {
@@ -140,10 +141,10 @@ func TestBreaker503Run(t *testing.T) {
 	tr = &HealthTracker{Clock: clock, Store: store}
 	_, err := tr.Check(ctx, host)
 	var be *BlockedError
-	if !errors.As(err, &be) || be.Reason != "breaker open" || !be.Until.Equal(clock.Now().Add(BreakerOpenFor)) {
+	if !errors.As(err, &be) || be.Reason != "breaker open" || !be.Until.Equal(clock.Now().Add(24*time.Hour)) {
 		t.Fatalf("after restart: %v, want breaker open for 24h", err)
 	}
-	clock.Advance(BreakerOpenFor - time.Second)
+	clock.Advance(24*time.Hour - time.Second)
 	if _, err := tr.Check(ctx, host); err == nil {
 		t.Fatal("breaker released before 24h")
 	}
@@ -151,10 +152,10 @@ func TestBreaker503Run(t *testing.T) {
 	if _, err := tr.Check(ctx, host); err != nil {
 		t.Fatalf("breaker still holds after 24h: %v", err)
 	}
-	// Robots fields survived the health updates.
+	// The bucket survived the health updates.
 	st, _ := store.GetHostState(ctx, host)
-	if st.RobotsStatus != 200 || string(st.RobotsBody) != "User-agent: *\n" {
-		t.Errorf("robots fields lost: %+v", st)
+	if st.BucketTokens != 2.5 || st.BucketAt == nil || !st.BucketAt.Equal(bucketAt) {
+		t.Errorf("bucket fields lost: %+v", st)
 	}
 	// A success resets the run.
 	if _, _, err := tr.Record(ctx, host, 200, nil, nil); err != nil {
@@ -175,7 +176,7 @@ func TestBreakerHalfOpenAndReview(t *testing.T) {
 			f := h.RecordFailure(clock.Now(), 0)
 			if f.Tripped {
 				trips++
-				if f.NeedsReview != (trips == BreakerReviewTrips) {
+				if f.NeedsReview != (trips == 3) {
 					t.Errorf("trip %d: NeedsReview=%v", trips, f.NeedsReview)
 				}
 				break
@@ -188,18 +189,25 @@ func TestBreakerHalfOpenAndReview(t *testing.T) {
 		t.Errorf("trips=%d needsReview=%v, want 3 trips and review", trips, h.NeedsReview)
 	}
 
-	// Trips spread wider than 7 days do not flag the host.
-	h = HostHealth{Host: "h2"}
-	now := t0
-	for i := 0; i < 3; i++ {
-		for j := 0; j < BreakerThreshold; j++ {
-			h.RecordFailure(now, 0)
+	// The window is 7 days: a third trip a second before 7 days after the
+	// first flags the host; one exactly 7 days after does not.
+	for _, tc := range []struct {
+		third  time.Duration
+		review bool
+	}{
+		{7*24*time.Hour - time.Second, true},
+		{7 * 24 * time.Hour, false},
+	} {
+		h = HostHealth{Host: "h2"}
+		for _, at := range []time.Duration{0, 3 * 24 * time.Hour, tc.third} {
+			for range 5 {
+				h.RecordFailure(t0.Add(at), 0)
+			}
+			h.RecordSuccess()
 		}
-		h.RecordSuccess()
-		now = now.Add(4 * 24 * time.Hour)
-	}
-	if h.NeedsReview {
-		t.Error("3 trips over 8 days flagged the host")
+		if h.NeedsReview != tc.review {
+			t.Errorf("trips at 0, 3 days and %v: needsReview=%v, want %v", tc.third, h.NeedsReview, tc.review)
+		}
 	}
 }
 

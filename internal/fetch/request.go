@@ -70,10 +70,16 @@ type RobotsError struct {
 	URL  string
 	Rule string // the rule line as written, e.g. "Disallow: /zwgk/"; empty when robots.txt itself failed
 	Line int
-	Why  string // when robots.txt could not be read: "robots.txt answered 500 (fail-closed)"
+	Why  string // a refusal decided by no rule, e.g. the file could not be read
+	// Unreachable: robots.txt could not be read (network error, 5xx, 429),
+	// so the whole host is refused; Why is then the whole sentence.
+	Unreachable bool
 }
 
 func (e *RobotsError) Error() string {
+	if e.Unreachable {
+		return e.Why
+	}
 	if e.Why != "" {
 		return fmt.Sprintf("blocked by robots.txt: %s", e.Why)
 	}

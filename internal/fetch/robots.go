@@ -2,11 +2,14 @@ package fetch
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -120,16 +123,41 @@ func DisallowAll(reason string) *Robots {
 func RobotsForStatus(status int, body []byte, fetchErr error, agent string) *Robots {
 	switch {
 	case fetchErr != nil:
-		return DisallowAll("robots.txt unreachable: " + fetchErr.Error() + "; disallow all (fail-closed)")
+		return DisallowAll(robotsUnreachable(failureCause(0, fetchErr)))
 	case status >= 200 && status < 300:
 		return ParseRobots(body, agent)
-	case status == 429:
-		return DisallowAll("robots.txt answered 429; disallow all (fail-closed)")
+	case status == 429 || status >= 500:
+		return DisallowAll(robotsUnreachable(failureCause(status, nil)))
 	case status >= 400 && status < 500:
 		return AllowAll(fmt.Sprintf("robots.txt answered %d; allow all", status))
 	default:
 		return DisallowAll(fmt.Sprintf("robots.txt answered %d; disallow all (fail-closed)", status))
 	}
+}
+
+// robotsUnreachable is the reason given for every request while an
+// origin's robots.txt cannot be read; cause says how the fetch failed.
+func robotsUnreachable(cause string) string {
+	return cause + " — robots.txt unreachable, not crawling this host (fail-closed)"
+}
+
+// failureCause says in a few words how a fetch failed, for people: the
+// wrapped chain of a dial error is long and says the same thing.
+func failureCause(status int, err error) string {
+	var dns *net.DNSError
+	switch {
+	case err == nil:
+		return fmt.Sprintf("HTTP %d", status)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.Is(err, ErrTimeout):
+		return "timed out"
+	case errors.As(err, &dns):
+		return "host name not found"
+	}
+	return err.Error()
 }
 
 // robotsGroup is one group of the file while parsing.

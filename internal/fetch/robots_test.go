@@ -375,16 +375,14 @@ func TestRobotsForStatus(t *testing.T) {
 	}
 }
 
+// TestRobotsExpired: a robots.txt that was read is kept 24 h, no longer.
 func TestRobotsExpired(t *testing.T) {
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if RobotsExpired(at, at.Add(RobotsTTL-time.Second)) {
-		t.Error("expired before the TTL")
+	if RobotsExpired(at, at.Add(24*time.Hour-time.Second)) {
+		t.Error("expired a second before 24 h")
 	}
-	if !RobotsExpired(at, at.Add(RobotsTTL)) {
-		t.Error("still fresh after the TTL")
-	}
-	if RobotsTTL > 24*time.Hour {
-		t.Errorf("RobotsTTL = %v, must be at most 24h", RobotsTTL)
+	if !RobotsExpired(at, at.Add(24*time.Hour)) {
+		t.Error("still fresh after 24 h")
 	}
 }
 

@@ -4,46 +4,87 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
 
-// robotsEntry is a host's robots.txt as the client knows it.
+// A robots.txt that cannot be fetched (network error, 5xx, 429) closes its
+// origin (fail-closed) but is asked for again soon, on a backoff of its own:
+// RobotsRetryFirst after the first failure, doubling with each consecutive
+// failure up to RobotsRetryMax. The count lives in robots_state, so a
+// restart forgives nothing. Each failed fetch is also an error of the host,
+// so its backoff and breaker apply to the retries too.
+const (
+	RobotsRetryFirst = time.Minute
+	RobotsRetryMax   = time.Hour
+)
+
+// RobotsRetryDelay is how long after its n-th consecutive failed fetch a
+// robots.txt is asked for again: 1, 2, 4, 8, 16 and 32 minutes, then every
+// hour.
+func RobotsRetryDelay(n int) time.Duration {
+	if n <= 1 {
+		return RobotsRetryFirst
+	}
+	d := RobotsRetryFirst
+	for i := 1; i < n && d < RobotsRetryMax; i++ {
+		d *= 2
+	}
+	return min(d, RobotsRetryMax)
+}
+
+// robotsOrigin is the cache key of u's robots.txt: scheme, host and port,
+// the port always written ("https://www.gd.gov.cn:443"), since RFC 9309
+// scopes a robots.txt to exactly that.
+func robotsOrigin(u *url.URL) string {
+	scheme := strings.ToLower(u.Scheme)
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if scheme == "https" {
+			port = "443"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(hostOf(u), port)
+}
+
+// robotsEntry is an origin's robots.txt as the client knows it.
 type robotsEntry struct {
+	origin    string // robotsOrigin
+	host      string
 	rules     *Robots
 	status    int // 0: the fetch failed on the network
 	fetchedAt time.Time
 	checkedAt time.Time // last fetch or revalidation
-	// Validators for the next revalidation, kept in host_state too: a new
-	// process revalidates the stored copy with a conditional GET.
+	// Validators for the next revalidation, kept in robots_state too: a
+	// new process revalidates the stored copy with a conditional GET.
 	etag, lastModified string
-	raw                []byte // the file as served (capped), for host_state
-	reason             string // why the fetch failed, when status is 0
+	raw                []byte // the file as served (capped), for robots_state
+	cause              string // how the fetch failed, when failed(): "connection refused", "HTTP 500"
+	// The run of failed fetches this one belongs to, when failed().
+	failures     int
+	failingSince time.Time
 }
 
-// body is what host_state keeps: the file, or the reason it failed.
-func (e *robotsEntry) body() []byte {
-	if e.status == 0 {
-		return []byte(e.reason)
-	}
-	if len(e.raw) > RobotsParseLimit {
-		return e.raw[:RobotsParseLimit]
-	}
-	return e.raw
-}
-
-// expired reports whether the entry may no longer be used at all: 24 h for
-// a file that was read (or absent), RobotsFailureTTL for a failure.
+// expired reports whether the entry may no longer be used at all: 24 h
+// after a file was read (or found absent); for a failure, once its retry
+// is due.
 func (e *robotsEntry) expired(now time.Time) bool {
-	ttl := RobotsTTL
-	if e.status == 0 || e.status >= 500 || e.status == http.StatusTooManyRequests {
-		ttl = RobotsFailureTTL
+	if e.failed() {
+		return !now.Before(e.retryAt())
 	}
-	return !now.Before(e.fetchedAt.Add(ttl))
+	return RobotsExpired(e.fetchedAt, now)
+}
+
+// retryAt is when a failed robots.txt is asked for again.
+func (e *robotsEntry) retryAt() time.Time {
+	return e.fetchedAt.Add(RobotsRetryDelay(e.failures))
 }
 
 func (e *robotsEntry) readable() bool {
@@ -51,27 +92,42 @@ func (e *robotsEntry) readable() bool {
 }
 
 // failed reports a robots.txt that could not be read (network error, 5xx,
-// 429): the host is closed (RobotsForStatus).
+// 429): the origin is closed (RobotsForStatus).
 func (e *robotsEntry) failed() bool {
 	return e.status == 0 || e.status >= 500 || e.status == http.StatusTooManyRequests
 }
 
+// usable reports whether e may answer at now without asking the site or
+// the store: a file checked less than the recheck interval ago, or a
+// failure whose retry is not due.
+func (c *Client) usable(e *robotsEntry, now time.Time) bool {
+	if e.failed() {
+		return !e.expired(now)
+	}
+	return now.Sub(e.checkedAt) < c.recheck && !e.expired(now)
+}
+
 // ForgetRobots makes the next request to host revalidate its robots.txt
-// first (the crawl layer calls it at the start of a run on a host). A
-// client that has not used host's robots.txt yet revalidates it anyway.
+// first, on every origin (the crawl layer calls it at the start of a run
+// on a host). A client that has not used host's robots.txt yet revalidates
+// it anyway. A failed robots.txt keeps its retry time: starting a run is
+// no reason to ask a failing host sooner.
 func (c *Client) ForgetRobots(host string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	host = normalizeHostName(host)
-	if e := c.robots[host]; e != nil {
+	for origin, e := range c.robots {
+		if e.host != host || e.failed() {
+			continue
+		}
 		// Entries are never changed in place: readers hold them unlocked.
 		cp := *e
 		cp.checkedAt = time.Time{}
-		c.robots[host] = &cp
+		c.robots[origin] = &cp
 	}
 }
 
-// checkRobots refuses u when its host's robots.txt disallows it, fetching
+// checkRobots refuses u when its origin's robots.txt disallows it, fetching
 // or revalidating the file as needed. With cachedOnly, any copy already
 // known is used as it is (the browser gate, called while the page's host
 // is held, must not wait for that host's slot).
@@ -79,6 +135,12 @@ func (c *Client) checkRobots(ctx context.Context, u *url.URL, pol SitePolicy, ca
 	e, err := c.robotsFor(ctx, u, pol, cachedOnly)
 	if err != nil {
 		return err
+	}
+	if e.failed() {
+		// Not a rule of the site's: there is no file to cite.
+		return &RobotsError{URL: u.String(), Unreachable: true,
+			Why: fmt.Sprintf("%s; failing since %s, next try at %s", robotsUnreachable(e.cause),
+				e.failingSince.UTC().Format(time.RFC3339), e.retryAt().UTC().Format(time.RFC3339))}
 	}
 	d := e.rules.DecideURL(u)
 	if d.Allowed {
@@ -91,43 +153,43 @@ func (c *Client) checkRobots(ctx context.Context, u *url.URL, pol SitePolicy, ca
 	return re
 }
 
-// robotsFor returns the host's robots.txt rules, from memory, host_state,
-// a revalidation or a fresh fetch.
+// robotsFor returns the rules of u's origin, from memory, robots_state, a
+// revalidation or a fresh fetch.
 func (c *Client) robotsFor(ctx context.Context, u *url.URL, pol SitePolicy, cachedOnly bool) (*robotsEntry, error) {
-	host := hostOf(u)
+	origin := robotsOrigin(u)
 	c.mu.Lock()
-	e := c.robots[host]
+	e := c.robots[origin]
 	c.mu.Unlock()
 	now := c.clock.Now()
-	if e != nil && (cachedOnly || now.Sub(e.checkedAt) < c.recheck && !e.expired(now)) {
+	// A failure is looked up in the store each time (below): another
+	// process may have read the file since, or a person cleared the host.
+	if e != nil && (cachedOnly || !e.failed() && c.usable(e, now)) {
 		return e, nil
 	}
-	rl := lockOf(&c.mu, c.robotLock, host)
+	rl := lockOf(&c.mu, c.robotLock, origin)
 	rl.Lock()
 	defer rl.Unlock()
 	c.mu.Lock()
-	e = c.robots[host]
+	e = c.robots[origin]
 	c.mu.Unlock()
 	now = c.clock.Now()
-	if e != nil && now.Sub(e.checkedAt) < c.recheck && !e.expired(now) {
+	if e != nil && !e.failed() && c.usable(e, now) {
 		return e, nil // someone refreshed it while we waited
 	}
-	if e == nil {
-		// The first use in this process: the stored copy may be older
-		// than a tightening the site made since, so it is revalidated (a
-		// 304 when unchanged) however recently it was read. Only a stored
-		// failure is used as it is: it disallows everything, the
-		// strictest answer there is, until RobotsFailureTTL.
-		stored, err := c.loadRobots(ctx, host)
+	if e == nil || e.failed() {
+		// The first use in this process, or a failure: the stored copy is
+		// what every process shares. A file that was read is revalidated
+		// (a 304 when unchanged) however recently, since the site may have
+		// tightened it since. A failure is used as it is until its retry
+		// is due: it disallows everything, the strictest answer there is.
+		stored, err := c.loadRobots(ctx, origin)
 		if err != nil {
 			return nil, err
 		}
-		if stored != nil && !stored.expired(now) {
-			e = stored
-			if e.failed() {
-				c.setRobots(host, e, pol)
-				return e, nil
-			}
+		e = stored
+		if e != nil && e.failed() && c.usable(e, now) {
+			c.setRobots(origin, e, pol)
+			return e, nil
 		}
 	}
 	var prev *robotsEntry
@@ -138,48 +200,85 @@ func (c *Client) robotsFor(ctx context.Context, u *url.URL, pol SitePolicy, cach
 	if err != nil {
 		return nil, err
 	}
-	c.setRobots(host, fresh, pol)
-	if err := c.saveRobots(ctx, host, fresh); err != nil {
+	if fresh.failed() {
+		fresh.failures, fresh.failingSince = 1, fresh.fetchedAt
+		if e != nil && e.failed() {
+			fresh.failures, fresh.failingSince = e.failures+1, e.failingSince
+		}
+		c.log.Warn("robots.txt unreachable: not crawling this host (fail-closed)", "origin", origin,
+			"error", fresh.cause, "failures", fresh.failures, "retry_at", fresh.retryAt())
+	}
+	c.setRobots(origin, fresh, pol)
+	if err := c.saveRobots(ctx, fresh); err != nil {
 		return nil, err
 	}
 	return fresh, nil
 }
 
-func (c *Client) setRobots(host string, e *robotsEntry, pol SitePolicy) {
+func (c *Client) setRobots(origin string, e *robotsEntry, pol SitePolicy) {
 	c.mu.Lock()
-	c.robots[host] = e
+	c.robots[origin] = e
+	delay := c.crawlDelayLocked(e.host)
 	c.mu.Unlock()
-	delay, _ := e.rules.CrawlDelay()
-	c.limiter.SetPolicy(host, pol.hostPolicy(delay))
+	c.limiter.SetPolicy(e.host, pol.hostPolicy(delay))
 }
 
-// loadRobots reads the copy in host_state, if any.
-func (c *Client) loadRobots(ctx context.Context, host string) (*robotsEntry, error) {
-	st, err := c.store.GetHostState(ctx, host)
-	if errors.Is(err, store.ErrNotFound) || err == nil && st.RobotsFetchedAt == nil {
+// crawlDelayLocked is the strictest Crawl-delay among host's origins: the
+// limiter paces the host, whichever scheme or port a request uses.
+func (c *Client) crawlDelayLocked(host string) time.Duration {
+	var delay time.Duration
+	for _, e := range c.robots {
+		if e.host == host {
+			d, _ := e.rules.CrawlDelay()
+			delay = max(delay, d)
+		}
+	}
+	return delay
+}
+
+// loadRobots reads the copy in robots_state, if any.
+func (c *Client) loadRobots(ctx context.Context, origin string) (*robotsEntry, error) {
+	st, err := c.store.GetRobotsState(ctx, origin)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("robots for %s: %w", host, err)
+		return nil, fmt.Errorf("robots.txt of %s: %w", origin, err)
 	}
-	e := &robotsEntry{status: st.RobotsStatus, fetchedAt: *st.RobotsFetchedAt, checkedAt: *st.RobotsFetchedAt,
-		raw: st.RobotsBody, etag: st.RobotsETag, lastModified: st.RobotsLastModified}
-	if st.RobotsStatus == 0 {
-		e.reason = string(st.RobotsBody)
-		e.rules = DisallowAll(e.reason)
+	e := &robotsEntry{origin: origin, host: st.Host, status: st.Status, fetchedAt: st.FetchedAt, checkedAt: st.FetchedAt,
+		raw: st.Body, etag: st.ETag, lastModified: st.LastModified}
+	if e.failed() {
+		e.cause = st.LastError
+		if e.cause == "" {
+			e.cause = failureCause(st.Status, nil)
+		}
+		e.failures = max(st.Failures, 1)
+		e.failingSince = st.FetchedAt
+		if st.FailingSince != nil {
+			e.failingSince = *st.FailingSince
+		}
+		e.rules = DisallowAll(robotsUnreachable(e.cause))
 	} else {
-		e.rules = RobotsForStatus(st.RobotsStatus, st.RobotsBody, nil, ProductToken)
+		e.rules = RobotsForStatus(st.Status, st.Body, nil, ProductToken)
 	}
 	return e, nil
 }
 
-// saveRobots stores e in host_state, leaving the other fields alone.
-func (c *Client) saveRobots(ctx context.Context, host string, e *robotsEntry) error {
-	at := e.fetchedAt
-	st := model.HostState{Host: host, RobotsStatus: e.status, RobotsBody: e.body(), RobotsFetchedAt: &at,
-		RobotsETag: e.etag, RobotsLastModified: e.lastModified}
-	if err := c.store.PutHostRobots(ctx, &st); err != nil {
-		return fmt.Errorf("save robots of %s: %w", host, err)
+// saveRobots stores e in robots_state.
+func (c *Client) saveRobots(ctx context.Context, e *robotsEntry) error {
+	st := model.RobotsState{Origin: e.origin, Host: e.host, Status: e.status, FetchedAt: e.fetchedAt,
+		ETag: e.etag, LastModified: e.lastModified}
+	if e.failed() {
+		since := e.failingSince
+		st.Failures, st.FailingSince, st.LastError = e.failures, &since, e.cause
+	} else {
+		st.Body = e.raw
+		if len(st.Body) > RobotsParseLimit {
+			st.Body = st.Body[:RobotsParseLimit]
+		}
+	}
+	if err := c.store.PutRobotsState(ctx, &st); err != nil {
+		return fmt.Errorf("save robots.txt of %s: %w", e.origin, err)
 	}
 	return nil
 }
@@ -228,19 +327,19 @@ func (c *Client) fetchRobots(ctx context.Context, u *url.URL, prev *robotsEntry)
 		cp.checkedAt, cp.fetchedAt = now, now
 		return &cp, nil
 	}
-	e := &robotsEntry{fetchedAt: now, checkedAt: now}
+	e := &robotsEntry{origin: robotsOrigin(u), host: hostOf(u), fetchedAt: now, checkedAt: now}
 	if err != nil {
 		e.rules = RobotsForStatus(0, nil, err, ProductToken)
-		e.status = 0
-		d := e.rules.Decide("/")
-		e.reason = d.Reason
-		return e, nil
+	} else {
+		e.status = resp.Status
+		e.raw = resp.Body
+		e.etag = resp.Header.Get("ETag")
+		e.lastModified = resp.Header.Get("Last-Modified")
+		e.rules = RobotsForStatus(resp.Status, resp.Body, nil, ProductToken)
 	}
-	e.status = resp.Status
-	e.raw = resp.Body
-	e.etag = resp.Header.Get("ETag")
-	e.lastModified = resp.Header.Get("Last-Modified")
-	e.rules = RobotsForStatus(resp.Status, resp.Body, nil, ProductToken)
+	if e.failed() {
+		e.cause = failureCause(e.status, err)
+	}
 	return e, nil
 }
 

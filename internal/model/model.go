@@ -273,15 +273,8 @@ type HostState struct {
 	BreakerUntil      *time.Time
 	BreakerTrips      []time.Time
 	NeedsReview       bool
-	RobotsBody        []byte
-	RobotsStatus      int
-	RobotsFetchedAt   *time.Time
 	UpdatedAt         time.Time
 
-	// Validators of the stored robots.txt, so that a new process
-	// revalidates it with a conditional GET.
-	RobotsETag         string
-	RobotsLastModified string
 	// BlockReason says why a host is stopped beyond the breaker's count:
 	// "captcha" holds until a person clears it. Empty otherwise.
 	BlockReason string
@@ -290,6 +283,27 @@ type HostState struct {
 	// asked. Shared by every process on the database.
 	BucketTokens float64
 	BucketAt     *time.Time
+}
+
+// RobotsState is a row of robots_state: the robots.txt of one origin
+// (scheme, host and port, as RFC 9309 scopes it) as last fetched, and the
+// run of failed fetches, so that its retry backoff survives a restart.
+type RobotsState struct {
+	Origin string // "https://www.gd.gov.cn:443": the port always written
+	Host   string // the host name, to list and clear by host
+	// Status of the last answer; 0 when the fetch failed on the network.
+	Status       int
+	Body         []byte // the file as served (capped); nil for a failure
+	FetchedAt    time.Time
+	ETag         string
+	LastModified string
+	// Failures counts consecutive fetches that failed (network error, 5xx,
+	// 429) since FailingSince; LastError says how the last one failed.
+	// Zero after a fetch that gave an answer.
+	Failures     int
+	FailingSince *time.Time
+	LastError    string
+	UpdatedAt    time.Time
 }
 
 // Cookie is a row of the cookie pool for a site (DESIGN §4).

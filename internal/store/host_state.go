@@ -12,8 +12,7 @@ import (
 
 // hostStateColumns is every column GetHostState reads, in scan order.
 const hostStateColumns = `consecutive_errors, backoff_until, breaker_until, breaker_trips,
-	needs_review, robots_body, robots_status, robots_fetched_at, updated_at,
-	robots_etag, robots_last_modified, block_reason, bucket_tokens, bucket_at`
+	needs_review, updated_at, block_reason, bucket_tokens, bucket_at`
 
 // GetHostState returns the politeness state of host. A host never seen gives
 // a zero HostState (with Host set) and ErrNotFound.
@@ -25,8 +24,7 @@ func (s *Store) GetHostState(ctx context.Context, host string) (model.HostState,
 	)
 	err := s.conn().queryRow(ctx, `SELECT `+hostStateColumns+` FROM host_state WHERE host = ?`, host).
 		Scan(&st.ConsecutiveErrors, nullTimeCol{&st.BackoffUntil}, nullTimeCol{&st.BreakerUntil}, jsonCol{&trips},
-			&st.NeedsReview, &st.RobotsBody, &st.RobotsStatus, nullTimeCol{&st.RobotsFetchedAt}, timeCol{&st.UpdatedAt},
-			strCol{&st.RobotsETag}, strCol{&st.RobotsLastModified}, strCol{&st.BlockReason}, &tokens, nullTimeCol{&st.BucketAt})
+			&st.NeedsReview, timeCol{&st.UpdatedAt}, strCol{&st.BlockReason}, &tokens, nullTimeCol{&st.BucketAt})
 	if err != nil {
 		return model.HostState{Host: host}, fmt.Errorf("host state %s: %w", host, notFound(err))
 	}
@@ -58,8 +56,8 @@ func tripsJSON(trips []time.Time) (string, error) {
 
 // PutHostState inserts or replaces the whole state of st.Host; updated_at is
 // set from the store clock. Code that changes only one part of a host's
-// state while other processes may change the rest uses PutHostHealth,
-// PutHostRobots or PutHostBucket, which leave the other columns alone.
+// state while other processes may change the rest uses PutHostHealth or
+// PutHostBucket, which leave the other columns alone.
 func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
 	tj, err := tripsJSON(st.BreakerTrips)
 	if err != nil {
@@ -71,20 +69,15 @@ func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
 	}
 	st.UpdatedAt = s.now()
 	_, err = s.conn().exec(ctx, `INSERT INTO host_state (host, consecutive_errors, backoff_until, breaker_until,
-		breaker_trips, needs_review, robots_body, robots_status, robots_fetched_at, updated_at,
-		robots_etag, robots_last_modified, block_reason, bucket_tokens, bucket_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		breaker_trips, needs_review, updated_at, block_reason, bucket_tokens, bucket_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (host) DO UPDATE SET consecutive_errors = excluded.consecutive_errors,
 			backoff_until = excluded.backoff_until, breaker_until = excluded.breaker_until,
 			breaker_trips = excluded.breaker_trips, needs_review = excluded.needs_review,
-			robots_body = excluded.robots_body, robots_status = excluded.robots_status,
-			robots_fetched_at = excluded.robots_fetched_at, updated_at = excluded.updated_at,
-			robots_etag = excluded.robots_etag, robots_last_modified = excluded.robots_last_modified,
-			block_reason = excluded.block_reason, bucket_tokens = excluded.bucket_tokens,
-			bucket_at = excluded.bucket_at`,
+			updated_at = excluded.updated_at, block_reason = excluded.block_reason,
+			bucket_tokens = excluded.bucket_tokens, bucket_at = excluded.bucket_at`,
 		st.Host, st.ConsecutiveErrors, s.tsPtr(st.BackoffUntil), s.tsPtr(st.BreakerUntil), tj,
-		st.NeedsReview, st.RobotsBody, st.RobotsStatus, s.tsPtr(st.RobotsFetchedAt), s.ts(st.UpdatedAt),
-		nullStr(st.RobotsETag), nullStr(st.RobotsLastModified), nullStr(st.BlockReason), tokens, s.tsPtr(st.BucketAt))
+		st.NeedsReview, s.ts(st.UpdatedAt), nullStr(st.BlockReason), tokens, s.tsPtr(st.BucketAt))
 	if err != nil {
 		return fmt.Errorf("put host state %s: %w", st.Host, err)
 	}
@@ -92,7 +85,7 @@ func (s *Store) PutHostState(ctx context.Context, st *model.HostState) error {
 }
 
 // PutHostHealth stores the backoff, breaker and block fields of st (a row
-// is created when missing), leaving robots.txt and the bucket alone. The
+// is created when missing), leaving the bucket alone. The
 // review flag and a block reason are only ever added here, never cleared:
 // a process that read the row before another recorded a CAPTCHA must not
 // undo it. Only a person clears them (ClearHostBlock).
@@ -115,25 +108,6 @@ func (s *Store) PutHostHealth(ctx context.Context, st *model.HostState) error {
 		st.NeedsReview, nullStr(st.BlockReason), s.ts(st.UpdatedAt))
 	if err != nil {
 		return fmt.Errorf("put host health %s: %w", st.Host, err)
-	}
-	return nil
-}
-
-// PutHostRobots stores the robots.txt fields of st (body, status, fetch
-// time, validators), leaving health and the bucket alone.
-func (s *Store) PutHostRobots(ctx context.Context, st *model.HostState) error {
-	st.UpdatedAt = s.now()
-	_, err := s.conn().exec(ctx, `INSERT INTO host_state (host, robots_body, robots_status, robots_fetched_at,
-		robots_etag, robots_last_modified, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (host) DO UPDATE SET robots_body = excluded.robots_body,
-			robots_status = excluded.robots_status, robots_fetched_at = excluded.robots_fetched_at,
-			robots_etag = excluded.robots_etag, robots_last_modified = excluded.robots_last_modified,
-			updated_at = excluded.updated_at`,
-		st.Host, st.RobotsBody, st.RobotsStatus, s.tsPtr(st.RobotsFetchedAt),
-		nullStr(st.RobotsETag), nullStr(st.RobotsLastModified), s.ts(st.UpdatedAt))
-	if err != nil {
-		return fmt.Errorf("put host robots %s: %w", st.Host, err)
 	}
 	return nil
 }
@@ -175,18 +149,31 @@ func (s *Store) PutHostBucket(ctx context.Context, host string, tokens float64, 
 
 // ClearHostBlock is a person's decision that host may be asked again: the
 // error run, backoff, breaker, review flag and block reason (a CAPTCHA) are
-// cleared. Past breaker trips stay, so the review rule still counts them.
+// cleared, and so is a robots.txt that could not be fetched, on any of the
+// host's origins, so the next request asks for it at once. Past breaker
+// trips stay, so the review rule still counts them. ErrNotFound when the
+// host has no recorded state at all.
 func (s *Store) ClearHostBlock(ctx context.Context, host string) error {
-	res, err := s.conn().exec(ctx, `UPDATE host_state SET consecutive_errors = 0, backoff_until = NULL,
-		breaker_until = NULL, needs_review = ?, block_reason = NULL, updated_at = ? WHERE host = ?`,
-		false, s.ts(s.now()), host)
-	if err != nil {
-		return fmt.Errorf("clear host block %s: %w", host, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("clear host block %s: %w", host, ErrNotFound)
-	}
-	return nil
+	return s.WithTx(ctx, func(tx *Tx) error {
+		res, err := tx.c.exec(ctx, `UPDATE host_state SET consecutive_errors = 0, backoff_until = NULL,
+			breaker_until = NULL, needs_review = ?, block_reason = NULL, updated_at = ? WHERE host = ?`,
+			false, s.ts(s.now()), host)
+		if err != nil {
+			return fmt.Errorf("clear host block %s: %w", host, err)
+		}
+		n, _ := res.RowsAffected()
+		// A failed fetch is forgotten entirely (not kept as a stale copy):
+		// there is no file to fall back on, only a failure to retry.
+		res, err = tx.c.exec(ctx, `DELETE FROM robots_state WHERE host = ? AND failures > 0`, host)
+		if err != nil {
+			return fmt.Errorf("clear host block %s: robots.txt: %w", host, err)
+		}
+		m, _ := res.RowsAffected()
+		if n == 0 && m == 0 {
+			return fmt.Errorf("clear host block %s: %w", host, ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // ListHostStates returns the politeness state of every host seen, by host.

@@ -64,7 +64,8 @@ func TestLockHost(t *testing.T) {
 
 // TestHostStateParts: health, robots.txt and the bucket are written by
 // different processes at different times; writing one part leaves the
-// others as they were.
+// others as they were. Clearing a host forgets a failed robots.txt of any
+// of its origins, never a file that was read.
 func TestHostStateParts(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -81,9 +82,14 @@ func TestHostStateParts(t *testing.T) {
 			NeedsReview: true, BlockReason: "captcha"}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.PutHostRobots(ctx, &model.HostState{Host: host, RobotsStatus: 200, RobotsBody: []byte("User-agent: *\n"),
-			RobotsFetchedAt: &at, RobotsETag: `"r1"`, RobotsLastModified: "Thu, 05 Mar 2026 08:00:00 GMT"}); err != nil {
-			t.Fatal(err)
+		read := model.RobotsState{Origin: "http://" + host + ":80", Host: host, Status: 200, Body: []byte("User-agent: *\n"),
+			FetchedAt: at, ETag: `"r1"`, LastModified: "Thu, 05 Mar 2026 08:00:00 GMT"}
+		failed := model.RobotsState{Origin: "https://" + host + ":443", Host: host, FetchedAt: at,
+			Failures: 3, FailingSince: &at, LastError: "connection refused"}
+		for _, r := range []*model.RobotsState{&read, &failed} {
+			if err := s.PutRobotsState(ctx, r); err != nil {
+				t.Fatal(err)
+			}
 		}
 		tokens, bat, ok, err := s.GetHostBucket(ctx, host)
 		if err != nil || !ok || tokens != 1.5 || !bat.Equal(at) {
@@ -94,8 +100,7 @@ func TestHostStateParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		if st.ConsecutiveErrors != 2 || st.BreakerUntil == nil || !st.BreakerUntil.Equal(until) || !st.NeedsReview ||
-			st.BlockReason != "captcha" || st.RobotsStatus != 200 || st.RobotsETag != `"r1"` ||
-			st.RobotsLastModified == "" || st.BucketTokens != 1.5 || st.BucketAt == nil {
+			st.BlockReason != "captcha" || st.BucketTokens != 1.5 || st.BucketAt == nil {
 			t.Fatalf("host state after three partial writes: %+v", st)
 		}
 		// A health write from a process that read the row before the
@@ -110,8 +115,14 @@ func TestHostStateParts(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, _ = s.GetHostState(ctx, host)
-		if st.BlockReason != "" || st.NeedsReview || st.BreakerUntil != nil || st.RobotsETag != `"r1"` || st.BucketTokens != 1.5 {
+		if st.BlockReason != "" || st.NeedsReview || st.BreakerUntil != nil || st.BucketTokens != 1.5 {
 			t.Errorf("after ClearHostBlock: %+v", st)
+		}
+		if r, err := s.GetRobotsState(ctx, read.Origin); err != nil || r.ETag != `"r1"` || string(r.Body) != "User-agent: *\n" {
+			t.Errorf("after ClearHostBlock the robots.txt that was read is %+v (%v), want it kept", r, err)
+		}
+		if r, err := s.GetRobotsState(ctx, failed.Origin); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after ClearHostBlock the failed robots.txt is %+v (%v), want it forgotten", r, err)
 		}
 		if err := s.ClearHostBlock(ctx, "www.unknown.gov.test"); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("clear an unknown host: %v, want ErrNotFound", err)

@@ -49,8 +49,7 @@ func TestRuntimeState(t *testing.T) {
 			t.Fatalf("missing host state: %+v %v", hs, err)
 		}
 		hs := model.HostState{Host: "www.gd.gov.test", ConsecutiveErrors: 3, BackoffUntil: &next, BreakerUntil: &next,
-			BreakerTrips: []time.Time{at, next}, NeedsReview: true, RobotsBody: []byte("User-agent: *\nDisallow: /x\n"),
-			RobotsStatus: 200, RobotsFetchedAt: &at}
+			BreakerTrips: []time.Time{at, next}, NeedsReview: true}
 		if err := s.PutHostState(ctx, &hs); err != nil {
 			t.Fatal(err)
 		}
