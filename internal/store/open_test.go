@@ -8,10 +8,12 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"zhizhi/internal/store"
 )
@@ -235,5 +237,72 @@ func rerunAsNobody(t *testing.T, name string) {
 	}
 	if !strings.Contains(string(out), "--- PASS: "+name) {
 		t.Fatalf("%s as nobody did not pass:\n%s", name, out)
+	}
+}
+
+// TestBlobsGC: gc removes what no row refers to once it is older than the
+// grace period, and the leftovers of interrupted writes; it keeps what a
+// row refers to and what is younger (a running crawl's fresh files).
+func TestBlobsGC(t *testing.T) {
+	b := store.Blobs{Dir: t.TempDir()}
+	put := func(s string) string {
+		p, _, err := b.Put([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	used, old, young := put("referenced"), put("orphan, old"), put("orphan, fresh")
+	hour := time.Now().Add(-2 * time.Hour)
+	for _, p := range []string{used, old} {
+		if err := os.Chtimes(filepath.Join(b.Dir, filepath.FromSlash(p)), hour, hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := filepath.Join(b.Dir, filepath.FromSlash(path.Dir(old)), ".tmp-deadbeef-1")
+	if err := os.WriteFile(tmp, []byte("half"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(tmp, hour, hour); err != nil {
+		t.Fatal(err)
+	}
+	refs := map[string]bool{used: true}
+	cutoff := time.Now().Add(-time.Hour)
+
+	dry, err := b.GC(refs, cutoff, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.Removed != 1 || dry.Temporary != 1 || dry.Kept != 1 || dry.Young != 1 {
+		t.Fatalf("dry run: %+v, want 1 removed, 1 temporary, 1 kept, 1 young", dry)
+	}
+	if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(old))); err != nil {
+		t.Fatalf("dry run removed a file: %v", err)
+	}
+	res, err := b.GC(refs, cutoff, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Removed != 1 || len(res.RemovedPaths) != 1 || res.RemovedPaths[0] != old {
+		t.Fatalf("gc: %+v, want %s removed", res, old)
+	}
+	for p, want := range map[string]bool{used: true, young: true, old: false, tmp: false} {
+		full := p
+		if !filepath.IsAbs(p) {
+			full = filepath.Join(b.Dir, filepath.FromSlash(p))
+		}
+		_, err := os.Stat(full)
+		if (err == nil) != want {
+			t.Errorf("%s: present %v, want %v", p, err == nil, want)
+		}
+	}
+	// Storing an old orphan again makes it fresh: gc spares it for the row
+	// about to refer to it.
+	again := put("orphan, old")
+	if res, err := b.GC(refs, cutoff, false); err != nil || res.Removed != 0 {
+		t.Fatalf("gc after the blob was stored again: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(again))); err != nil {
+		t.Fatal(err)
 	}
 }
