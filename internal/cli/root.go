@@ -78,9 +78,12 @@ it, politely: honest User-Agent, robots.txt fail-closed, one request in flight
 per host.
 
 ` + envHelp,
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints exactly what `zhizhi version` prints.
+	root.SetVersionTemplate(versionLine())
 	pf := root.PersistentFlags()
 	pf.StringVar(&settings.DatabaseURL, "database-url", os.Getenv("ZHIZHI_DATABASE_URL"), "database URL (env ZHIZHI_DATABASE_URL)")
 	pf.StringVar(&settings.DataDir, "data-dir", envOr("ZHIZHI_DATA_DIR", "./data"), "data directory (env ZHIZHI_DATA_DIR)")
