@@ -6,7 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"os"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -145,4 +148,21 @@ func TestEveryLineHasTheSameKeys(t *testing.T) {
 			t.Errorf("stored attachment %v", stored)
 		}
 	})
+}
+
+// TestEveryKeyIsDocumented: docs/export.md explains every key a line and
+// an attachment carry, taken from the types the export encodes.
+func TestEveryKeyIsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/export.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, typ := range []reflect.Type{reflect.TypeFor[export.Line](), reflect.TypeFor[export.AttachmentLine]()} {
+		for f := range typ.Fields() {
+			key, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !strings.Contains(string(doc), "`"+key+"`") {
+				t.Errorf("%s.%s: key %q is exported but not described in docs/export.md", typ.Name(), f.Name, key)
+			}
+		}
+	}
 }
