@@ -60,11 +60,17 @@ var (
 	spanRe  = regexp.MustCompile("`([^`\n]+)`")
 )
 
-// codeOf returns the lines of the fenced blocks and the inline code spans.
+// codeOf returns the command lines of the fenced blocks (those that start
+// with "zhizhi"; a block may also draw a directory or show output) and the
+// inline code spans.
 func codeOf(md string) []string {
 	var out []string
 	for _, m := range fenceRe.FindAllStringSubmatch(md, -1) {
-		out = append(out, strings.Split(m[1], "\n")...)
+		for _, line := range strings.Split(m[1], "\n") {
+			if strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(line), "$ "), "zhizhi ") {
+				out = append(out, line)
+			}
+		}
 	}
 	for _, m := range spanRe.FindAllStringSubmatch(fenceRe.ReplaceAllString(md, ""), -1) {
 		out = append(out, m[1])
