@@ -10,7 +10,12 @@ import (
 
 	"zhizhi/internal/export"
 	"zhizhi/internal/model"
+	"zhizhi/internal/store"
 )
+
+// exampleCursor is what a cursor looks like, for the message that refuses
+// a mistyped one.
+const exampleCursor = "djF8MTc2MjA0MTYwMDAwMDAwMHw0Mg"
 
 func init() { register(newExportCmd) }
 
@@ -25,8 +30,9 @@ func newExportCmd() *cobra.Command {
 		Use:   "export",
 		Short: "Export articles for RAG as JSON Lines, incrementally",
 		Long: `Export writes the articles changed since --since (a cursor printed by the
-previous export) as JSON Lines: every field RAG reads (seed 004 §10.1), the ids,
-the URL and the attachments' stored paths and sha256. The order is stable;
+previous export) as JSON Lines: every field a search or RAG index reads, the
+ids, the URL and the attachments' stored paths and sha256. Every line has the
+same keys (docs/export.md); a value the article does not have is null. The order is stable;
 running it again with the same cursor returns the same rows. The next cursor
 is printed on stderr. Exported articles get exported_to_rag_at set.`,
 		Example: `  zhizhi export > batch1.jsonl            # first export; note the cursor on stderr
@@ -34,6 +40,9 @@ is printed on stderr. Exported articles get exported_to_rag_at set.`,
   zhizhi export --dept 1001 --category 政策文件 --site-role qingyuan_local`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if c := opts.Filter.SinceCursor; c != "" && !store.ValidExportCursor(c) {
+				return exitCode(2, fmt.Sprintf("export: --since %q is not an export cursor — pass the text the previous export printed after \"next cursor:\" on stderr (like %s), or leave --since out to export from the beginning", c, exampleCursor))
+			}
 			if opts.Filter.Status != "" && !model.Contains([]string{model.StatusRaw, model.StatusReady, model.StatusFailed}, opts.Filter.Status) {
 				return exitCode(2, fmt.Sprintf("export: --status %q: use raw, ready or failed", opts.Filter.Status))
 			}

@@ -21,7 +21,6 @@ type Settings struct {
 	DataDir     string
 	ConfigDir   string
 	Resolve     string
-	Listen      string
 	ContactURL  string
 	Chromium    string
 	LogLevel    string
@@ -54,7 +53,8 @@ const envHelp = `Environment (flags override them for one run):
                        topic_synonyms.yaml, departments.csv); default ./config
   ZHIZHI_RESOLVE       host=ip:port,… pins hosts to addresses, like curl
                        --resolve; only hosts listed here may reach loopback
-  ZHIZHI_LISTEN        address for serve/sim; default 127.0.0.1:8080
+  ZHIZHI_LISTEN        where zhizhi sim listens; default 127.0.0.1:0 (free
+                       ports)
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium
@@ -78,15 +78,17 @@ it, politely: honest User-Agent, robots.txt fail-closed, one request in flight
 per host.
 
 ` + envHelp,
+		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	// --version prints exactly what `zhizhi version` prints.
+	root.SetVersionTemplate(versionLine())
 	pf := root.PersistentFlags()
 	pf.StringVar(&settings.DatabaseURL, "database-url", os.Getenv("ZHIZHI_DATABASE_URL"), "database URL (env ZHIZHI_DATABASE_URL)")
 	pf.StringVar(&settings.DataDir, "data-dir", envOr("ZHIZHI_DATA_DIR", "./data"), "data directory (env ZHIZHI_DATA_DIR)")
 	pf.StringVar(&settings.ConfigDir, "config-dir", envOr("ZHIZHI_CONFIG_DIR", "./config"), "configuration directory (env ZHIZHI_CONFIG_DIR)")
 	pf.StringVar(&settings.Resolve, "resolve", os.Getenv("ZHIZHI_RESOLVE"), "host=ip:port,… resolve map (env ZHIZHI_RESOLVE)")
-	pf.StringVar(&settings.Listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "listen address (env ZHIZHI_LISTEN)")
 	pf.StringVar(&settings.ContactURL, "contact-url", envOr("ZHIZHI_CONTACT_URL", "https://zhizhi.example/contact"), "contact URL for the User-Agent (env ZHIZHI_CONTACT_URL)")
 	pf.StringVar(&settings.Chromium, "chromium", envOr("ZHIZHI_CHROMIUM", "/usr/bin/chromium"), "chromium binary (env ZHIZHI_CHROMIUM)")
 	pf.StringVar(&settings.LogLevel, "log-level", envOr("ZHIZHI_LOG_LEVEL", "warn"), "log level: debug, info, warn, error (env ZHIZHI_LOG_LEVEL)")

@@ -18,6 +18,7 @@ func init() { register(newSimCmd) }
 func newSimCmd() *cobra.Command {
 	var seed int64
 	var scale int
+	var addr string
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Run the simulated government web until Ctrl-C",
@@ -28,14 +29,10 @@ national reference sites and a news site, each on its own loopback port.
 It prints the host table, an "export ZHIZHI_RESOLVE=…" line for the crawler and
 the control URL (ground truth, clock, faults, access log).
 
---listen with port 0 (the default for sim) gives every host a free port; with a
-fixed port P the control host takes P and the sites P+1, P+2, ….`,
+--listen with port 0 (the default) gives every host a free port; with a fixed
+port P the control host takes P and the sites P+1, P+2, ….`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addr := "127.0.0.1:0"
-			if cmd.Flags().Changed("listen") || os.Getenv("ZHIZHI_LISTEN") != "" {
-				addr = settings.Listen
-			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if ctx == nil {
@@ -63,5 +60,6 @@ fixed port P the control host takes P and the sites P+1, P+2, ….`,
 	}
 	cmd.Flags().Int64Var(&seed, "seed", 1, "content seed: same seed, same pages")
 	cmd.Flags().IntVar(&scale, "scale", 1, "articles-per-column multiplier (1 = demo size)")
+	cmd.Flags().StringVar(&addr, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:0"), "listen address; port 0 = free ports (env ZHIZHI_LISTEN)")
 	return cmd
 }

@@ -43,8 +43,9 @@ func newSiteListCmd() *cobra.Command {
 
   site_code  name  role  access  strategy  adapter/yaml  respect_robots  enabled
 
-access is full (body, raw HTML, attachments) or summary (a capped head of
-each page, DESIGN §1); strategy is direct (plain HTTP) or browser (headless
+access is full (body text, raw HTML, attachments) or summary (only the first
+64 KiB of each page is read, for the title and public attributes; no body text,
+no attachments); strategy is direct (plain HTTP) or browser (headless
 Chromium); adapter/yaml is the CMS adapter a site uses ("cms:gkmlpt") or
 the YAML file holding its selectors.`,
 		Args: cobra.NoArgs,

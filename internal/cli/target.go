@@ -64,7 +64,7 @@ see ` + "`zhizhi dept import`" + `), or the badge of a column with no local
 department: city_level 市本级, cross_dept 跨部门, external_ref 外部参考. A
 template site's target keeps no binding in the database, only dept_id, so
 one without dept_id is shown as external_ref on a reference site and as
-"none 无本地部门" on a local site (seed 004 §5.3).
+"none 无本地部门" on a local site.
 
 enabled is "yes" when the target will be crawled, otherwise "no" and what
 is switched off: the target itself, its site, or its site department.`,

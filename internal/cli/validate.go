@@ -26,8 +26,8 @@ func newValidateCmd() *cobra.Command {
 		Long: `Validate fetches the list page and one sample article politely and reports what
 the parser finds: list items, title, publication time, body length, public
 attributes and attachments. Nothing is stored. It is green only when the list
-selectors hit, the title is non-empty and the body has at least 50 characters
-(seed 004 §8.2). Exit status 0 when green, 1 otherwise.`,
+selectors hit, the title is non-empty and the body has at least 50 characters.
+Exit status 0 when green, 1 otherwise.`,
 		Example: `  zhizhi validate --target lianzhou_tzgg
   zhizhi validate --site gd_ref --entry http://www.gd.gov.test/zwgk/wjk/ --json`,
 		Args: cobra.NoArgs,

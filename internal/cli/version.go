@@ -15,8 +15,14 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			fmt.Fprintf(cmd.OutOrStdout(), "zhizhi %s (%s)\n", Version, runtime.Version())
+			fmt.Fprint(cmd.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is the one line both `zhizhi version` and `zhizhi --version`
+// print.
+func versionLine() string {
+	return fmt.Sprintf("zhizhi %s (%s)\n", Version, runtime.Version())
 }

@@ -17,7 +17,7 @@ import (
 // cron from a hash of its target_code (seed 004 §5.3).
 var forbiddenKeys = []string{"schedule", "schedule_cron", "cron"}
 
-const cronFix = "remove it: the system assigns each target's cron from a hash of its target_code (seed 004 §5.3)"
+const cronFix = "remove it: zhizhi assigns each target's schedule itself, from a hash of its target_code"
 
 var yamlLineRe = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 

@@ -1,4 +1,4 @@
-// Package export writes articles for RAG as JSON Lines (seed 004 §10): the
+// Package export writes articles for RAG as JSON Lines: the
 // fields RAG filters and reads, the ids that tie a line to its source, and
 // the attachments' stored paths and hashes. It pages through the store with
 // a cursor so repeated exports are incremental and stable.
@@ -15,7 +15,10 @@ import (
 	"zhizhi/internal/store"
 )
 
-// Line is one exported article.
+// Line is one exported article. Every line has every key, so a reader
+// never has to tell a missing key from an empty value: the values an article
+// may lack (dept_id, native_post_id, publish_time, source_raw, metadata,
+// text_path) are null then, and attachments is [] when there are none.
 type Line struct {
 	ID                 int64            `json:"id"`
 	SiteID             int64            `json:"site_id"`
@@ -24,7 +27,7 @@ type Line struct {
 	TargetID           int64            `json:"target_id"`
 	TargetCode         string           `json:"target_code"`
 	DeptID             *int64           `json:"dept_id"`
-	NativePostID       string           `json:"native_post_id,omitempty"`
+	NativePostID       *string          `json:"native_post_id"`
 	URL                string           `json:"url"`
 	URLHash            string           `json:"url_hash"`
 	Title              string           `json:"title"`
@@ -40,10 +43,10 @@ type Line struct {
 	EffectiveDate      string           `json:"effective_date"`
 	TopicWords         string           `json:"topic_words"`
 	OpenCategory       string           `json:"open_category"`
-	SourceRaw          string           `json:"source_raw,omitempty"`
-	Metadata           json.RawMessage  `json:"metadata,omitempty"`
+	SourceRaw          *string          `json:"source_raw"`
+	Metadata           json.RawMessage  `json:"metadata"`
 	ContentText        string           `json:"content_text"`
-	TextPath           string           `json:"text_path,omitempty"`
+	TextPath           *string          `json:"text_path"`
 	Status             string           `json:"status"`
 	FetchStrategy      string           `json:"fetch_strategy"`
 	FetchedAt          time.Time        `json:"fetched_at"`
@@ -51,14 +54,15 @@ type Line struct {
 	Attachments        []AttachmentLine `json:"attachments"`
 }
 
-// AttachmentLine is an exported attachment.
+// AttachmentLine is an exported attachment. An attachment listed but not
+// stored (a summary-access site) has null size_bytes, file_path and sha256.
 type AttachmentLine struct {
-	Name   string `json:"file_name"`
-	Ext    string `json:"file_ext"`
-	Size   int64  `json:"size_bytes"`
-	Path   string `json:"file_path"`
-	SHA256 string `json:"sha256"`
-	URL    string `json:"url"`
+	Name   string  `json:"file_name"`
+	Ext    string  `json:"file_ext"`
+	Size   *int64  `json:"size_bytes"`
+	Path   *string `json:"file_path"`
+	SHA256 *string `json:"sha256"`
+	URL    string  `json:"url"`
 }
 
 // Options select what to export.
@@ -137,19 +141,32 @@ func toLine(ctx context.Context, st *store.Store, a *model.Article, sites map[in
 	l := &Line{
 		ID: a.ID, SiteID: a.SiteID, SiteCode: site.SiteCode, SiteRole: site.SiteRole,
 		TargetID: a.TargetID, TargetCode: target.TargetCode, DeptID: a.DeptID,
-		NativePostID: a.NativePostID, URL: a.URL, URLHash: a.URLHash, Title: a.Title,
+		NativePostID: orNull(a.NativePostID), URL: a.URL, URLHash: a.URLHash, Title: a.Title,
 		PublishTime: a.PublishTime, ChannelName: a.ChannelName, ChannelPath: a.ChannelPath,
 		ContentCategory: a.ContentCategory, ContentSubcategory: a.ContentSubcategory,
 		Publisher: a.Publisher, IndexNo: a.IndexNo, DocNo: a.DocNo, PublishDate: a.PublishDate,
 		EffectiveDate: a.EffectiveDate, TopicWords: a.TopicWords, OpenCategory: a.OpenCategory,
-		SourceRaw: a.SourceRaw, Metadata: a.MetadataJSON, ContentText: a.ContentText, TextPath: a.TextPath,
+		SourceRaw: orNull(a.SourceRaw), Metadata: a.MetadataJSON, ContentText: a.ContentText, TextPath: orNull(a.TextPath),
 		Status: a.Status, FetchStrategy: a.FetchStrategy, FetchedAt: a.FetchedAt, UpdatedAt: a.UpdatedAt,
 		Attachments: []AttachmentLine{},
 	}
+	if len(a.MetadataJSON) == 0 {
+		l.Metadata = nil // an empty RawMessage is not JSON; absent is null
+	}
 	for _, at := range a.Attachments {
-		l.Attachments = append(l.Attachments, AttachmentLine{
-			Name: at.FileName, Ext: at.FileExt, Size: at.SizeBytes, Path: at.FilePath, SHA256: at.FileHash, URL: at.URL,
-		})
+		al := AttachmentLine{Name: at.FileName, Ext: at.FileExt, Path: orNull(at.FilePath), SHA256: orNull(at.FileHash), URL: at.URL}
+		if at.FilePath != "" {
+			al.Size = &at.SizeBytes
+		}
+		l.Attachments = append(l.Attachments, al)
 	}
 	return l, nil
+}
+
+// orNull keeps an empty value out of a line as null rather than "".
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -127,6 +127,14 @@ func encodeCursor(at time.Time, id int64) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
+// ValidExportCursor reports whether c has the shape of a cursor
+// ExportArticles issues, so a command can refuse a mistyped --since before
+// it opens the database.
+func ValidExportCursor(c string) bool {
+	_, _, err := decodeCursor(c)
+	return err == nil
+}
+
 func decodeCursor(c string) (time.Time, int64, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
