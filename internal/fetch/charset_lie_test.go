@@ -85,4 +85,3 @@ func TestDecodeTextDeclaredCharsetContradicted(t *testing.T) {
 		}
 	}
 }
-
