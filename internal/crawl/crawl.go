@@ -200,6 +200,7 @@ type job struct {
 
 	parse   detailParser    // the target's detail parser, set by runTemplate/runGkmlpt
 	visited map[string]bool // url_hash of every article handled in this run
+	dryRun  bool            // validate: fetch and parse, record nothing but crawl_log
 }
 
 func (j *job) siteFile() (*config.SiteFile, error) {
@@ -221,6 +222,9 @@ func (j *job) fail(format string, args ...any) {
 }
 
 func (j *job) request(purpose, rawURL string) fetch.Request {
+	if j.dryRun {
+		purpose = model.PurposeProbe // so the client keeps no url_state for it
+	}
 	r := fetch.Request{URL: rawURL, Purpose: purpose}
 	if j.site.ID != 0 {
 		sid := j.site.ID
