@@ -97,4 +97,3 @@ func siteDepartments(t *testing.T, st *store.Store) string {
 	}
 	return out
 }
-
