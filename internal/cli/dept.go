@@ -30,7 +30,9 @@ func newDeptImportCmd() *cobra.Command {
 names may be the OA's upper case (DEPT_ID, DEPT_NAME, PARENT_DEPT_ID,
 DEPT_LEVEL, DEPT_CODE, SHORT_NAME, FULL_NAME, STATE, ORDER_ID, UPDATED_AT) or
 snake_case; DEPT_ID and DEPT_NAME are required, other columns are ignored.
-UTF-8 with or without BOM.
+The file may be UTF-8 (with or without BOM) or GBK/GB18030 as OA systems and
+Excel export it; a file in any other encoding, or mixing the two, is refused
+with the line to look at.
 
 One bad row and nothing is imported: every bad line is listed with its number
 and reason. Re-importing updates names and keeps dept_id (snapshot semantics).`,

@@ -392,7 +392,7 @@ func TestValidateCommand(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
-		for _, s := range []string{"✓ 列表页", "✓ 标题", "✓ 正文", "结果: ✓ 通过"} {
+		for _, s := range []string{"✓ 列表页", "✓ 标题", "✓ 正文", "写入: 仅 crawl_log 请求记录；未保存文章、附件或页面状态", "结果: ✓ 通过"} {
 			if !strings.Contains(r.stdout, s) {
 				t.Errorf("output does not say %q:\n%s", s, r.stdout)
 			}

@@ -25,9 +25,14 @@ func newValidateCmd() *cobra.Command {
 		Short: "Dry-run a target's selectors on its list page and a sample article",
 		Long: `Validate fetches the list page and one sample article politely and reports what
 the parser finds: list items, title, publication time, body length, public
-attributes and attachments. Nothing is stored. It is green only when the list
-selectors hit, the title is non-empty and the body has at least 50 characters.
-Exit status 0 when green, 1 otherwise.`,
+attributes and attachments. It is green only when the list selectors hit,
+the title is non-empty and the body has at least 50 characters. Exit status 0
+when green, 1 otherwise.
+
+It stores nothing a crawl would: no article, attachment, page state
+(url_state) or column probe. Each request it makes is logged in crawl_log,
+and what it learns about the host's politeness (robots.txt, backing off
+after errors, challenge cookies) is kept as for any fetch.`,
 		Example: `  zhizhi validate --target lianzhou_tzgg
   zhizhi validate --site gd_ref --entry http://www.gd.gov.test/zwgk/wjk/ --json`,
 		Args: cobra.NoArgs,
@@ -151,6 +156,7 @@ func printValidation(w io.Writer, v *crawl.Validation) {
 	for _, p := range v.Problems {
 		fmt.Fprintf(w, "  ⚠ %s\n", p)
 	}
+	fmt.Fprintln(w, "  写入: 仅 crawl_log 请求记录；未保存文章、附件或页面状态")
 	if v.Green {
 		fmt.Fprintln(w, "结果: ✓ 通过 (green)")
 	} else {

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"zhizhi/internal/model"
 )
@@ -53,14 +57,26 @@ var deptTimeLayouts = []string{
 // caller must import nothing. Columns other than those of seed 004 §5.4 are
 // ignored (an OA export carries more); dept_id and dept_name are required.
 // An empty or absent state means 1 (active). Timestamps without a zone are
-// read as Asia/Shanghai.
+// read as Asia/Shanghai. The file may be UTF-8 (with or without BOM) or
+// GB18030/GBK, what OA systems and Excel on Chinese Windows export; a file
+// that is neither is refused at its first undecodable line.
 func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineError) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1 // column counts are checked per line to report them all
 	var errs []LineError
 	bad := func(line int, format string, args ...any) {
 		errs = append(errs, LineError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		bad(0, "cannot read: %v", err)
+		return nil, errs
+	}
+	text, le := decodeCSVText(raw)
+	if le != nil {
+		le.File = name
+		return nil, []LineError{*le}
+	}
+	cr := csv.NewReader(strings.NewReader(text))
+	cr.FieldsPerRecord = -1 // column counts are checked per line to report them all
 
 	header, err := cr.Read()
 	if err != nil {
@@ -197,6 +213,59 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		return nil, errs
 	}
 	return depts, nil
+}
+
+// decodeCSVText returns the file as UTF-8 text. Valid UTF-8 is taken as it
+// is (a BOM is dropped by the header reader). Anything else must decode as
+// GB18030 without a single undecodable byte: reading it any other way would
+// store mojibake department names. A file mixing the two (a GBK export with
+// lines pasted in from a UTF-8 editor) is refused rather than half-decoded.
+func decodeCSVText(raw []byte) (string, *LineError) {
+	if utf8.Valid(raw) {
+		return string(raw), nil
+	}
+	firstGB, firstUTF8 := 0, 0
+	// \n is a single byte in both encodings and never part of a GB18030
+	// character, so lines can be judged one by one.
+	for i, line := range bytes.Split(raw, []byte("\n")) {
+		if utf8.Valid(line) {
+			if firstUTF8 == 0 && hasHan(string(line)) {
+				firstUTF8 = i + 1
+			}
+			continue
+		}
+		if !cleanGB18030(line) {
+			return "", &LineError{Line: i + 1, Msg: "this line is neither UTF-8 nor GB18030/GBK text — " +
+				"save the file as UTF-8 and import again"}
+		}
+		if firstGB == 0 {
+			firstGB = i + 1
+		}
+	}
+	if firstUTF8 > 0 {
+		return "", &LineError{Line: firstGB, Msg: fmt.Sprintf("this line is GB18030/GBK text but line %d is UTF-8 — "+
+			"save the whole file in one encoding (UTF-8) and import again", firstUTF8)}
+	}
+	out, _ := simplifiedchinese.GB18030.NewDecoder().Bytes(raw)
+	return string(out), nil
+}
+
+// cleanGB18030 reports whether b decodes as GB18030 with no undecodable
+// byte (the decoder turns those into U+FFFD).
+func cleanGB18030(b []byte) bool {
+	out, err := simplifiedchinese.GB18030.NewDecoder().Bytes(b)
+	return err == nil && !bytes.ContainsRune(out, utf8.RuneError)
+}
+
+// hasHan reports whether s holds a Chinese character: a line of GBK bytes
+// that happens to be valid UTF-8 almost never decodes to one.
+func hasHan(s string) bool {
+	for _, r := range s {
+		if r >= 0x4e00 && r <= 0x9fff {
+			return true
+		}
+	}
+	return false
 }
 
 func parseDeptTime(s string) (time.Time, bool) {

@@ -69,10 +69,14 @@ var lintBadWant = []wantProblem{
 	{"sites/qingcheng.yaml", 20, 5, "local_dept_id 9999 is not in departments.csv", false},
 	{"sites/qingcheng.yaml", 22, 5, "dept xxgk is missing required key dept_binding", false},
 	{"sites/qingcheng.yaml", 24, 38, `duplicate target_code "gd_zcwj"`, false},
+	// sites/qingcheng_copy.yaml: a second file for the same host
+	{"sites/qingcheng_copy.yaml", 14, 10, "target qingcheng_copy_qcfgw_2850 collects the same column as target qingcheng_qcfgw_2850 (dept qcfgw column_id 2850 on www.qingcheng.gov.test)", false},
 	// sites/qingxin.yaml
 	{"sites/qingxin.yaml", 1, 1, `duplicate site_code "qingcheng"`, false},
 	{"sites/qingxin.yaml", 5, 1, `cms_adapter "gkmlp" has no adapter file — did you mean gkmlpt?`, false},
 	{"sites/qingxin.yaml", 11, 10, `duplicate target_code "qingcheng_qcfgw_2849" (derived`, false},
+	// sites/zdup.yaml: two targets on one entry page
+	{"sites/zdup.yaml", 11, 6, "target zdup_zcwj2 collects the same column as target zdup_zcwj (entry_url HTTPS://www.zdup.gov.test/zwgk/zcwj/)", false},
 	// topic_synonyms.yaml
 	{"topic_synonyms.yaml", 4, 7, "synonyms of topic 规章文件 must be a list of strings", false},
 	{"topic_synonyms.yaml", 6, 5, `synonym "发展规划" is listed under two topics, 规划计划 and 发展`, false},

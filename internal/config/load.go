@@ -10,6 +10,8 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -162,6 +164,7 @@ func (b *Bundle) crossCheck(r *reporter) {
 	}
 	targetCodes := map[string]Pos{}
 	targetDepts := map[string]*Dept{}
+	columns := map[string]TargetSpec{} // what a target collects → the first target
 	for _, s := range b.Sites {
 		for _, t := range s.Targets() {
 			if t.TargetCode == "" {
@@ -180,11 +183,64 @@ func (b *Bundle) crossCheck(r *reporter) {
 			}
 			targetCodes[t.TargetCode] = t.Pos
 			targetDepts[t.TargetCode] = t.Dept
+			if key, what := collectedColumn(t); key != "" {
+				if first, dup := columns[key]; dup {
+					if !(t.Dept != nil && first.Dept == t.Dept) { // a column_id repeated in one dept is reported already
+						r.errorf(t.Pos, "remove one of them, or point it at another column (the first is at "+first.Pos.String()+")",
+							"target %s collects the same column as target %s (%s)", t.TargetCode, first.TargetCode, what)
+					}
+				} else {
+					columns[key] = t
+				}
+			}
 			if t.Column != nil && t.Column.TargetCode == "" && !targetCodeRe.MatchString(t.TargetCode) {
 				r.errorf(t.Pos, "set target_code on the column explicitly", "derived target_code %q is not a valid code", t.TargetCode)
 			}
 		}
 	}
+}
+
+// collectedColumn names what a target collects, so two targets collecting
+// the same column (every article stored twice, the site asked twice) can be
+// told apart from two that differ: a CMS column by its site's host, dept
+// and column_id; a template target by its entry URL. The host stands for
+// the site, so two site files for one host are caught too. key is "" when
+// the target is too broken to say (its problems are reported elsewhere).
+func collectedColumn(t TargetSpec) (key, what string) {
+	if t.Column != nil {
+		u, err := url.Parse(t.Site.BaseURL)
+		if err != nil || u.Host == "" || t.Dept.DeptPath == "" || t.ColumnID == "" {
+			return "", ""
+		}
+		host := hostOf(u)
+		return "column\x00" + host + "\x00" + t.Dept.DeptPath + "\x00" + t.ColumnID,
+			fmt.Sprintf("dept %s column_id %s on %s", t.Dept.DeptPath, t.ColumnID, host)
+	}
+	u, err := url.Parse(strings.TrimSpace(t.EntryURL))
+	if err != nil || u.Host == "" {
+		return "", ""
+	}
+	// Spellings of one address: case of scheme and host, a default port,
+	// an empty path.
+	u.Scheme = strings.ToLower(u.Scheme)
+	u.Host = hostOf(u)
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return "entry\x00" + u.String(), "entry_url " + t.EntryURL
+}
+
+// hostOf is u's host in lower case without a default port.
+func hostOf(u *url.URL) string {
+	h := strings.ToLower(u.Hostname())
+	scheme := strings.ToLower(u.Scheme)
+	if p := u.Port(); p != "" && !(p == "80" && scheme == "http") && !(p == "443" && scheme == "https") {
+		return net.JoinHostPort(h, p)
+	}
+	if strings.Contains(h, ":") {
+		return "[" + h + "]" // IPv6
+	}
+	return h
 }
 
 func (b *Bundle) checkAdapterSite(r *reporter, s *SiteFile) {

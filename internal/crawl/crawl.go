@@ -230,8 +230,9 @@ type job struct {
 	res    *Result
 	newest *time.Time
 
-	parse detailParser // the target's detail parser, set by runTemplate/runGkmlpt
-	walk  *walk        // the list walk in progress
+	parse  detailParser // the target's detail parser, set by runTemplate/runGkmlpt
+	walk   *walk        // the list walk in progress
+	dryRun bool         // validate: fetch and parse, record nothing but crawl_log
 }
 
 func (j *job) siteFile() (*config.SiteFile, error) {
@@ -253,6 +254,9 @@ func (j *job) fail(format string, args ...any) {
 }
 
 func (j *job) request(purpose, rawURL string) fetch.Request {
+	if j.dryRun {
+		purpose = model.PurposeProbe // so the client keeps no url_state for it
+	}
 	r := fetch.Request{URL: rawURL, Purpose: purpose}
 	if j.site.ID != 0 {
 		sid := j.site.ID

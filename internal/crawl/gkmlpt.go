@@ -44,7 +44,7 @@ func adminLevel(role string) string {
 
 // gkmlptIndex fetches and parses a dept's index page once per run, records
 // the probe on site_department and upserts every column of the TREE into
-// master_column_registry.
+// master_column_registry (not in a dry run: validate records nothing).
 func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.SiteDepartment) (*adapter.GkmlptIndex, error) {
 	cache := j.c.indexes()
 	key := fmt.Sprintf("%d/%s", j.site.ID, dept.DeptPath)
@@ -59,7 +59,9 @@ func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.Si
 	})
 	resp, err := j.get(ctx, j.request(model.PurposeIndex, u))
 	if err != nil {
-		_ = j.c.Store.RecordProbe(ctx, dept.ID, model.DetectFailed, j.c.now(), nil)
+		if !j.dryRun {
+			_ = j.c.Store.RecordProbe(ctx, dept.ID, model.DetectFailed, j.c.now(), nil)
+		}
 		return nil, fmt.Errorf("gkmlpt index %s: %w", u, err)
 	}
 	j.res.Pages++
@@ -68,7 +70,9 @@ func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.Si
 		idx, err = adapter.ParseGkmlptIndex(html, a.Index.ConfigVar)
 	}
 	if err != nil {
-		_ = j.c.Store.RecordProbe(ctx, dept.ID, model.DetectFailed, j.c.now(), nil)
+		if !j.dryRun {
+			_ = j.c.Store.RecordProbe(ctx, dept.ID, model.DetectFailed, j.c.now(), nil)
+		}
 		return nil, fmt.Errorf("gkmlpt index %s: %w", u, err)
 	}
 	top := []map[string]any{}
@@ -77,11 +81,14 @@ func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.Si
 			top = append(top, map[string]any{"id": col.ID, "name": col.Name, "post_count": col.PostCount})
 		}
 	}
-	if err := j.c.Store.RecordProbe(ctx, dept.ID, model.DetectOK, j.c.now(), marshal(top)); err != nil {
+	if err := j.recordProbeOK(ctx, dept, top); err != nil {
 		return nil, fmt.Errorf("record probe of %s: %w", dept.DeptPath, err)
 	}
 	now := j.c.now()
 	for _, col := range idx.Columns {
+		if j.dryRun {
+			break
+		}
 		reg := &model.ColumnRegistry{
 			AdapterID: a.AdapterID, SiteID: j.site.ID, ColumnID: col.ID, ColumnName: col.Name,
 			ColumnPath: col.Path, AdminLevel: adminLevel(j.site.SiteRole), PostCount: col.PostCount,
@@ -232,4 +239,11 @@ func (c *Crawler) finishSite(ctx context.Context, site *model.Site, allIndexed b
 	if _, err := c.Store.DeactivateColumnsExcept(ctx, site.CMSAdapter, site.ID, keep); err != nil {
 		c.log().Warn("deactivate vanished columns", "site", site.SiteCode, "err", err)
 	}
+}
+
+func (j *job) recordProbeOK(ctx context.Context, dept *model.SiteDepartment, top []map[string]any) error {
+	if j.dryRun {
+		return nil
+	}
+	return j.c.Store.RecordProbe(ctx, dept.ID, model.DetectOK, j.c.now(), marshal(top))
 }

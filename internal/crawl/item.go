@@ -269,6 +269,9 @@ func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.
 	if resp.Truncated {
 		meta["head_read_bytes"] = len(resp.Body)
 	}
+	if note := resp.CharsetNote(); note != "" {
+		meta["charset_note"] = note
+	}
 	if len(d.Missing) > 0 {
 		meta["selectors_missed"] = d.Missing
 	}

@@ -14,7 +14,9 @@ import (
 )
 
 // Validation is the dry-run report of seed 004 §8.2: does the template
-// really read this column? Nothing is stored.
+// really read this column? Only the requests are recorded (crawl_log, and
+// the host's politeness state any fetch keeps); no article, attachment,
+// url_state, probe or column registry row is written.
 type Validation struct {
 	Site           string            `json:"site"`
 	Entry          string            `json:"entry_url"`
@@ -43,7 +45,7 @@ type Validation struct {
 // used.
 func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.Target, entry, sample string) (*Validation, error) {
 	v := &Validation{Site: site.SiteCode, Entry: entry, Sample: sample, Attributes: map[string]string{}, Canonical: map[string]string{}}
-	j := &job{c: c, site: site, res: &Result{}}
+	j := &job{c: c, site: site, res: &Result{}, dryRun: true}
 	if target != nil {
 		j.target = *target
 	}

@@ -108,8 +108,9 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	}
 	if p.PublishTime == nil && !published.IsZero() {
-		t := published.UTC()
-		p.PublishTime = &t
+		if t, ok := statedDate(doc, published); ok {
+			p.PublishTime = &t
+		}
 	}
 
 	seen := map[string]bool{}
@@ -129,6 +130,45 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	})
 	return p, nil
+}
+
+// urlLikeRe matches URLs and paths in a page's text and scripts: their
+// digits (/2024/0305/, t20240305_1.html) are not a date the page states.
+var urlLikeRe = regexp.MustCompile(`(?:[a-zA-Z][a-zA-Z0-9+.-]*:)?//[^\s"'<>]*|(?:^|[\s"'(=])/[^\s"'<>]*|[^\s"'<>/]*\.s?html?\b`)
+
+// statedDate keeps the date the main-text library found only if the page
+// itself states that day in its text, a <meta> content, a <time> or its
+// structured data. The library also reads dates out of URLs (the page's
+// own, its canonical link, its links), and a number in a path is not a
+// publication date: a page that states no date gets none. The time comes
+// from the stated text, read as Asia/Shanghai when it has no zone.
+func statedDate(doc *goquery.Document, found time.Time) (time.Time, bool) {
+	var evidence []string
+	evidence = append(evidence, doc.Find("title").Text(), doc.Find("body").Text())
+	doc.Find("meta[content]").Each(func(_ int, m *goquery.Selection) {
+		v, _ := m.Attr("content")
+		evidence = append(evidence, v)
+	})
+	doc.Find("time[datetime]").Each(func(_ int, m *goquery.Selection) {
+		v, _ := m.Attr("datetime")
+		evidence = append(evidence, v)
+	})
+	doc.Find(`script[type="application/ld+json"]`).Each(func(_ int, m *goquery.Selection) {
+		evidence = append(evidence, m.Text())
+	})
+	for _, text := range evidence {
+		text = urlLikeRe.ReplaceAllString(text, " ")
+		for _, m := range dateRe.FindAllStringSubmatch(text, -1) {
+			y, mo, d, _, _, _, _ := dateFields(m)
+			if y != found.Year() || mo != int(found.Month()) || d != found.Day() {
+				continue
+			}
+			if t, _, err := ParseDate(m[0]); err == nil {
+				return t, true
+			}
+		}
+	}
+	return time.Time{}, false
 }
 
 // timeLabelRe finds the labels under which portals print an article's

@@ -23,16 +23,38 @@ const MetaScanLimit = 4096
 // DecodeHTML transcodes an HTML body to UTF-8 before anything parses it
 // (DESIGN §7). The charset comes from, in order: a byte order mark, the
 // Content-Type header, a <meta> declaration in the first MetaScanLimit
-// bytes, then detection. GBK, GB2312 and their aliases are decoded as
-// GB18030, their superset, because Chinese sites label GB18030 text with the
-// older names. The result is always valid UTF-8: undecodable bytes become
-// U+FFFD. charsetName is the lower-case name of the encoding used.
+// bytes, then detection. A declaration the bytes contradict (GB18030
+// declared, UTF-8 sent, or the reverse) loses to the bytes: see
+// CharsetNote. GBK, GB2312 and their aliases are decoded as GB18030, their
+// superset, because Chinese sites label GB18030 text with the older names.
+// The result is always valid UTF-8: undecodable bytes become U+FFFD.
+// charsetName is the lower-case name of the encoding used.
 func DecodeHTML(body []byte, contentType string) (out []byte, charsetName string, err error) {
-	enc, name, rest := sniffBOM(body)
-	if enc == nil {
-		enc, name = charsetFromContentType(contentType)
-		rest = body
+	enc, name, rest, _ := htmlCharset(body, contentType)
+	out, err = decodeWith(enc, rest)
+	if err != nil {
+		return nil, name, fmt.Errorf("decode html as %s: %w", name, err)
 	}
+	return out, name, nil
+}
+
+// CharsetNote says, for a body DecodeHTML would decode against its declared
+// charset, what was declared and what the bytes are ("declared gb18030,
+// body is utf-8"); "" when the declaration held or nothing was declared.
+// Stored with the article, it tells a reader the site mislabels its pages.
+func CharsetNote(body []byte, contentType string) string {
+	_, _, _, note := htmlCharset(body, contentType)
+	return note
+}
+
+// htmlCharset chooses the encoding of an HTML body; see DecodeHTML.
+func htmlCharset(body []byte, contentType string) (enc encoding.Encoding, name string, rest []byte, note string) {
+	enc, name, rest = sniffBOM(body)
+	if enc != nil {
+		return enc, name, rest, ""
+	}
+	rest = body
+	enc, name = charsetFromContentType(contentType)
 	if enc == nil {
 		enc, name = metaCharset(body)
 		// A page cannot be UTF-16 if its ASCII meta tag was readable; HTML
@@ -43,30 +65,69 @@ func DecodeHTML(body []byte, contentType string) (out []byte, charsetName string
 	}
 	if enc == nil {
 		enc, name = detectCharset(body)
+		return enc, name, rest, ""
 	}
-	out, err = decodeWith(enc, rest)
-	if err != nil {
-		return nil, name, fmt.Errorf("decode html as %s: %w", name, err)
-	}
-	return out, name, nil
+	enc, name, note = checkDeclared(enc, name, body)
+	return enc, name, rest, note
 }
 
 // DecodeText transcodes a JSON or plain-text body to UTF-8: byte order mark,
-// then Content-Type, then detection (no <meta> scan).
+// then Content-Type, then detection (no <meta> scan). A declared charset the
+// bytes contradict loses to the bytes, as for HTML.
 func DecodeText(body []byte, contentType string) (out []byte, charsetName string, err error) {
 	enc, name, rest := sniffBOM(body)
 	if enc == nil {
-		enc, name = charsetFromContentType(contentType)
 		rest = body
-	}
-	if enc == nil {
-		enc, name = detectCharset(body)
+		enc, name = charsetFromContentType(contentType)
+		if enc == nil {
+			enc, name = detectCharset(body)
+		} else {
+			enc, name, _ = checkDeclared(enc, name, body)
+		}
 	}
 	out, err = decodeWith(enc, rest)
 	if err != nil {
 		return nil, name, fmt.Errorf("decode text as %s: %w", name, err)
 	}
 	return out, name, nil
+}
+
+// checkDeclared overrules a declared charset that the bytes disprove.
+// Chinese portals copy templates between servers and CMSs, so a GBK page
+// behind a server that says "charset=utf-8", or a UTF-8 page whose template
+// still says gb2312, are common; decoding by the label would store mojibake.
+// Only proof counts: Chinese text that is valid UTF-8 is UTF-8 (GBK bytes
+// almost never are), and bytes that are not UTF-8 but decode as GB18030
+// without a single bad character are GB18030. Anything less keeps the label.
+func checkDeclared(enc encoding.Encoding, name string, body []byte) (encoding.Encoding, string, string) {
+	if name == "utf-8" {
+		if !utf8.Valid(trimPartialRune(body)) && cleanGB18030(body) && gbHasHan(body) {
+			return simplifiedchinese.GB18030, "gb18030", "declared utf-8, body is gb18030"
+		}
+		return enc, name, ""
+	}
+	if utf8.Valid(trimPartialRune(body)) && hasHan(body) {
+		return unicode.UTF8, "utf-8", "declared " + name + ", body is utf-8"
+	}
+	return enc, name, ""
+}
+
+// hasHan reports whether UTF-8 b holds a Chinese character.
+func hasHan(b []byte) bool {
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r >= 0x4e00 && r <= 0x9fff || r >= 0x3400 && r <= 0x4dbf || r >= 0x20000 && r <= 0x2ffff {
+			return true
+		}
+		b = b[n:]
+	}
+	return false
+}
+
+// gbHasHan reports whether GB18030 b holds a Chinese character.
+func gbHasHan(b []byte) bool {
+	out, err := simplifiedchinese.GB18030.NewDecoder().Bytes(b)
+	return err == nil && hasHan(out)
 }
 
 // sniffBOM returns the encoding a byte order mark announces and the body

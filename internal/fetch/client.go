@@ -502,7 +502,11 @@ func (c *Client) direct(ctx context.Context, req Request, u *url.URL, pol SitePo
 			challenged = true
 		}
 	}
-	if err == nil && !challenged && req.Method == http.MethodGet && (resp.Status == http.StatusOK || resp.NotModified) {
+	// A probe (validate, fetch, extract --url) leaves url_state alone: its
+	// validators would make the next crawl's conditional request answer
+	// 304 for a page whose change was never stored.
+	if err == nil && !challenged && req.Method == http.MethodGet && req.Purpose != model.PurposeProbe &&
+		(resp.Status == http.StatusOK || resp.NotModified) {
 		if serr := c.noteURLState(ctx, u.String(), resp, prev); serr != nil {
 			c.log.Error("update url state", "url", u.Redacted(), "error", serr)
 		}

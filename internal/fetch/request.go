@@ -59,6 +59,12 @@ func (r *Response) HTML() ([]byte, string, error) {
 	return DecodeHTML(r.Body, r.Header.Get("Content-Type"))
 }
 
+// CharsetNote says when the declared charset was overruled by the bytes
+// (see fetch.CharsetNote); "" otherwise.
+func (r *Response) CharsetNote() string {
+	return CharsetNote(r.Body, r.Header.Get("Content-Type"))
+}
+
 // Text returns a non-HTML text body (JSON, plain text) as UTF-8.
 func (r *Response) Text() ([]byte, string, error) {
 	return DecodeText(r.Body, r.Header.Get("Content-Type"))

@@ -38,8 +38,10 @@ type logWriter struct {
 	bytes  int64
 	// slowBPS, when set, throttles the body (the "slow" fault).
 	slowBPS int
-	done    <-chan struct{}
-	ctxDone <-chan struct{}
+	// charsetLie mislabels the page's charset (the "charset_lie" fault).
+	charsetLie bool
+	done       <-chan struct{}
+	ctxDone    <-chan struct{}
 	// finish ends the request's in-flight count; called before the write
 	// that completes the declared Content-Length.
 	finish func()

@@ -26,10 +26,15 @@ const (
 	// clearance: a shield no browser passes, so the fetcher's give-up path
 	// can be tested. Like the real shield it spares /robots.txt.
 	FaultChallenge = "challenge"
+	// FaultCharsetLie serves the normal page under a Content-Type naming
+	// the other charset: a UTF-8 page says gbk, a GB18030 page utf-8 (a
+	// server default or a template copied from another CMS). The <meta>
+	// in the page is left as it was.
+	FaultCharsetLie = "charset_lie"
 )
 
 var faultKinds = []string{Fault429, Fault503, FaultHang, FaultSlow, FaultHuge, FaultGzipBomb,
-	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha, FaultChallenge}
+	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha, FaultChallenge, FaultCharsetLie}
 
 // HugeSize is the body length of the huge fault.
 const HugeSize = 50 << 20
@@ -152,7 +157,8 @@ func (w *World) robotsTightened(host string) (string, bool) {
 }
 
 // applyFault answers r with fault f. It reports false when the fault only
-// modifies the normal response (slow, robots_tighten) and serving goes on.
+// modifies the normal response (slow, robots_tighten, charset_lie) and
+// serving goes on.
 func (w *World) applyFault(lw *logWriter, r *http.Request, f *Fault) bool {
 	h := lw.Header()
 	switch f.Kind {
@@ -211,6 +217,9 @@ func (w *World) applyFault(lw *logWriter, r *http.Request, f *Fault) bool {
 		text(lw, r, http.StatusInternalServerError, "text/plain; charset=utf-8", "internal server error\n")
 	case FaultRobotsTighten:
 		return false
+	case FaultCharsetLie:
+		lw.charsetLie = true
+		return false
 	case FaultCaptcha:
 		text(lw, r, http.StatusOK, "text/html; charset=utf-8", captchaPage)
 	case FaultChallenge:
@@ -237,4 +246,20 @@ func (w *World) bomb() []byte {
 		w.gzipBomb = bytes.Repeat(member.Bytes(), GzipBombSize/(1<<20))
 	})
 	return w.gzipBomb
+}
+
+// lyingCharset returns res under a Content-Type naming the wrong charset,
+// for the charset_lie fault; anything but an HTML page is left alone.
+func lyingCharset(res *resource) *resource {
+	ct := strings.ToLower(res.ctype)
+	if !strings.HasPrefix(ct, "text/html") {
+		return res
+	}
+	lie := *res
+	if strings.Contains(ct, "charset=utf-8") {
+		lie.ctype = "text/html; charset=gbk"
+	} else {
+		lie.ctype = "text/html; charset=utf-8" // every other page here is GB18030
+	}
+	return &lie
 }

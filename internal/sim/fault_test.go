@@ -155,6 +155,12 @@ func TestFaults(t *testing.T) {
 				}
 			}
 		}},
+		{"charset_lie", Fault{Kind: FaultCharsetLie}, func(t *testing.T) {
+			r := get(t, c, "GET", page)
+			if ct := r.header.Get("Content-Type"); ct != "text/html; charset=gbk" || !bytes.Equal(r.body, normal.body) {
+				t.Errorf("UTF-8 page served as %q (body changed: %v), want the same page labelled gbk", ct, !bytes.Equal(r.body, normal.body))
+			}
+		}},
 		{"captcha", Fault{Kind: FaultCaptcha}, func(t *testing.T) {
 			r := get(t, c, "GET", page)
 			if !bytes.Contains(r.body, []byte(CaptchaMarker)) || bytes.Contains(r.body, []byte(ChallengeMarker)) {

@@ -73,6 +73,9 @@ func (w *World) siteHandler(s *site) http.Handler {
 			notFound(lw, r)
 			return
 		}
+		if lw.charsetLie {
+			res = lyingCharset(res)
+		}
 		serve(lw, r, res)
 	})
 }
