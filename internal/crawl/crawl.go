@@ -36,6 +36,10 @@ type Crawler struct {
 	// Progress, when set, receives an event after every page and article.
 	Progress func(Event)
 
+	// Drain is closed when the run should take no new work; in-flight
+	// items finish.
+	Drain <-chan struct{}
+
 	// MaxAttachmentBytes bounds one attachment (default 50 MiB).
 	MaxAttachmentBytes int64
 	// SummaryHeadBytes is the head read of summary-access sites (default 64 KiB).
@@ -72,6 +76,10 @@ type Result struct {
 	Problems   []string // per-item failures, for the report
 	Err        error    // the target itself failed
 	Blocked    string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
+	// Interrupted: the run was stopped before this target started or
+	// while it was under way; what it stored is kept and the next run
+	// goes on from there. Not a failure.
+	Interrupted bool
 	Started    time.Time
 	Finished   time.Time
 }
@@ -125,8 +133,16 @@ func (c *Crawler) Run(ctx context.Context, targets []model.Target) []Result {
 			defer wg.Done()
 			ok := true
 			for _, i := range idxs {
+				if c.draining() {
+					results[i] = c.skipped(ctx, targets[i])
+					ok = false
+					continue
+				}
 				results[i] = c.CrawlTarget(ctx, targets[i])
-				ok = ok && results[i].Err == nil
+				if c.interrupted(results[i].Err) {
+					results[i].Err, results[i].Interrupted = nil, true
+				}
+				ok = ok && results[i].Err == nil && !results[i].Interrupted
 			}
 			if site, err := c.Store.SiteByID(ctx, siteID); err == nil {
 				c.finishSite(ctx, site, ok && c.allDeptsCrawled(ctx, site, targets, idxs))

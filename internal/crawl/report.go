@@ -139,6 +139,8 @@ func WriteTable(w io.Writer, results []Result) {
 	for _, r := range results {
 		status := "✓ 成功"
 		switch {
+		case r.Interrupted:
+			status = "⏸ 已中断"
 		case r.Blocked != "":
 			status = "⛔ robots 禁止"
 		case r.Err != nil:
@@ -188,6 +190,15 @@ func WriteTable(w io.Writer, results []Result) {
 			line(sep)
 		}
 		line(r)
+	}
+	interrupted := 0
+	for _, r := range results {
+		if r.Interrupted {
+			interrupted++
+		}
+	}
+	if interrupted > 0 {
+		fmt.Fprintf(w, "⏸ %d 个栏目已中断 (interrupted)：已采集的内容已保存，下次运行从中断处继续\n", interrupted)
 	}
 	for _, r := range results {
 		if r.Err != nil {
