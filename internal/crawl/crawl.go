@@ -76,12 +76,13 @@ type Result struct {
 	Problems   []string // per-item failures, for the report
 	Err        error    // the target itself failed
 	Blocked    string   // the site's robots.txt forbids the column: not a failure, zhizhi obeyed
+	Started    time.Time
+	Finished   time.Time
+
 	// Interrupted: the run was stopped before this target started or
 	// while it was under way; what it stored is kept and the next run
 	// goes on from there. Not a failure.
 	Interrupted bool
-	Started    time.Time
-	Finished   time.Time
 }
 
 func (c *Crawler) now() time.Time {
