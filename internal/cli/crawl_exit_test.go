@@ -231,6 +231,7 @@ func TestCrawlInterruptedByCtrlC(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := waitExit(t, cmd, done, "Ctrl-C")
+	t.Logf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 
 	if r.code != 130 {
 		t.Errorf("exit %d after Ctrl-C, want 130\nstderr:\n%s", r.code, r.stderr)
