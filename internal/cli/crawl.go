@@ -118,7 +118,7 @@ func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
 	done, stopped := 0, 0
 	for _, r := range results {
 		switch {
-		case r.Err != nil:
+		case r.Err != nil && !r.Interrupted: // being stopped is not a failure
 			failed = append(failed, fmt.Sprintf("✗ %s: %v", r.TargetCode, r.Err))
 		case r.Failed > 0 || len(r.Problems) > 0:
 			failed = append(failed, fmt.Sprintf("⚠ %s: %d articles failed, %d problems (listed above)", r.TargetCode, r.Failed, len(r.Problems)))

@@ -201,7 +201,8 @@ func WriteTable(w io.Writer, results []Result) {
 		fmt.Fprintf(w, "⏸ %d 个栏目已中断 (interrupted)：已采集的内容已保存，下次运行从中断处继续\n", interrupted)
 	}
 	for _, r := range results {
-		if r.Err != nil {
+		// Being stopped is said once above, not as a failure per target.
+		if r.Err != nil && !r.Interrupted {
 			fmt.Fprintf(w, "✗ %s: %v\n", r.TargetCode, r.Err)
 		}
 		if r.Blocked != "" {
