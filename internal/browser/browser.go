@@ -163,7 +163,10 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		opts.BlockTypes = defaultBlockedTypes
 	}
 
-	dir, err := os.MkdirTemp("", "zhizhi-chromium-")
+	// A zhizhi killed without a chance to clean up (SIGKILL, a crash)
+	// left its profile behind; the next start tidies it.
+	removeStaleProfiles(os.TempDir(), opts.Logger)
+	prof, err := newProfile(os.TempDir())
 	if err != nil {
 		return nil, fmt.Errorf("start browser: profile dir: %w", err)
 	}
@@ -171,7 +174,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	b := &Browser{
 		opts:    opts,
 		log:     opts.Logger.With("component", "browser"),
-		dir:     dir,
+		dir:     prof.dir,
 		blocked: make(map[string]bool),
 		slots:   newHostSlots(),
 		tabs:    make(chan struct{}, opts.MaxTabs),
@@ -195,6 +198,7 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		b.browserCancel()
 		allocCancel() // waits for the main process to be reaped
 		cleanUp(b.dir, b.log)
+		prof.release()
 		close(b.done)
 	}()
 
@@ -252,6 +256,7 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 	opts = append(opts,
 		chromedp.ExecPath(execPath),
 		chromedp.UserDataDir(b.dir),
+		chromedp.ModifyCmdFunc(ownProcessGroup),
 		// Chromium's crash handler daemonizes away from the browser and
 		// its command line has no --user-data-dir; pointing its database
 		// into our directory marks it as ours for the cleanup sweep (and

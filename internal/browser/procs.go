@@ -1,7 +1,6 @@
 package browser
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -45,7 +44,6 @@ func killProcessesUsing(dir string) {
 // get reaped by whoever inherited them. On systems without /proc it finds
 // nothing.
 func processesUsing(dir string) []int {
-	want := []byte(dir)
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
@@ -61,7 +59,7 @@ func processesUsing(dir string) []int {
 		if err != nil || len(cmdline) == 0 {
 			continue
 		}
-		if bytes.Contains(cmdline, want) {
+		if mentions(cmdline, dir) {
 			pids = append(pids, pid)
 		}
 	}

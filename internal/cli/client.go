@@ -45,7 +45,8 @@ func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.C
 	return c, nil
 }
 
-// loadBundle loads the configuration directory, refusing one with errors.
+// loadBundle loads the configuration directory, refusing one with errors
+// (exit 2: a configuration error, nothing was done).
 func loadBundle() (*config.Bundle, error) {
 	b, problems := config.Load(settings.ConfigDir)
 	if config.HasErrors(problems) {
@@ -57,7 +58,7 @@ func loadBundle() (*config.Bundle, error) {
 			}
 			msg += "\n  " + p.String()
 		}
-		return nil, exitCode(1, msg)
+		return nil, exitCode(2, msg)
 	}
 	return b, nil
 }

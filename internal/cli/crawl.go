@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +25,14 @@ func newCrawlCmd() *cobra.Command {
 		Long: `Crawl collects the enabled targets in the database (run 'zhizhi config sync'
 first) politely: robots.txt, one request in flight per host, the token bucket,
 backoff and breaker all apply. It shows progress on stderr and prints a table
-per target at the end. It exits 1 when any target failed, naming the reason.`,
+per target at the end.
+
+Ctrl-C (SIGINT) or SIGTERM stops it gracefully: no new work starts, requests
+under way get up to 10 seconds to finish, what was collected is kept, the
+table so far is printed and the browser is stopped. A second Ctrl-C stops at
+once. Run it again to go on.
+
+` + crawlExitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
@@ -35,7 +44,9 @@ per target at the end. It exits 1 when any target failed, naming the reason.`,
 			if n != 1 {
 				return exitCode(2, "crawl: give exactly one of --all, --site CODE or --target CODE")
 			}
-			ctx := cmd.Context()
+			intr := watchInterrupt(cmd.Context(), cmd.ErrOrStderr())
+			defer intr.Stop()
+			ctx := intr.ctx
 			st, err := openStore(ctx)
 			if err != nil {
 				return err
@@ -57,23 +68,13 @@ per target at the end. It exits 1 when any target failed, naming the reason.`,
 				case targetCode != "":
 					what = fmt.Sprintf("target %q is not in the database or is disabled", targetCode)
 				}
-				return exitCode(1, "crawl: "+what+" — run `zhizhi config sync` (and `zhizhi target list` to see them)")
+				return exitCode(2, "crawl: "+what+" — run `zhizhi config sync` (and `zhizhi target list` to see them)")
 			}
-			results, err := runCrawl(cmd, st, b, targets, full)
+			results, err := runCrawl(cmd, intr, st, b, targets, full, cmd.OutOrStdout())
 			if err != nil {
 				return err
 			}
-			crawl.WriteTable(cmd.OutOrStdout(), results)
-			failed := 0
-			for _, r := range results {
-				if r.Err != nil {
-					failed++
-				}
-			}
-			if failed > 0 {
-				return exitCode(1, fmt.Sprintf("crawl: %d of %d targets failed (reasons above)", failed, len(results)))
-			}
-			return nil
+			return crawlStatus("crawl", results, intr.Interrupted())
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "every enabled target")
@@ -83,19 +84,64 @@ per target at the end. It exits 1 when any target failed, naming the reason.`,
 	return cmd
 }
 
-// runCrawl crawls targets with a progress line on stderr.
-func runCrawl(cmd *cobra.Command, st *store.Store, b *config.Bundle, targets []model.Target, full bool) ([]crawl.Result, error) {
-	ctx := cmd.Context()
+// crawlExitHelp documents the exit status of the commands that crawl.
+const crawlExitHelp = `Exit status:
+  0    every target asked for was crawled and every article stored (a column
+       that robots.txt forbids counts as done: zhizhi obeyed it)
+  1    a target or at least one article failed; they are listed
+  2    usage or configuration error (bad flags, broken configuration, an
+       unknown target or site); nothing was crawled
+  130  interrupted by Ctrl-C or SIGTERM; what was collected is kept`
+
+// runCrawl crawls targets with a progress line on stderr, taking no new
+// work once intr drains, and prints the table of what was done to out
+// before it stops the browser.
+func runCrawl(cmd *cobra.Command, intr *interrupt, st *store.Store, b *config.Bundle, targets []model.Target, full bool, out io.Writer) ([]crawl.Result, error) {
+	ctx := intr.ctx
 	client, err := newClient(ctx, st, b)
 	if err != nil {
 		return nil, err
 	}
-	defer client.Close()
+	defer client.Close() // stops Chromium and removes its profile
 	prog := &crawl.Progress{W: cmd.ErrOrStderr(), TTY: isTerminal(cmd.ErrOrStderr()), Total: len(targets)}
-	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Full: full}
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Drain: intr.Drain, Full: full}
 	results := c.Run(ctx, targets)
 	prog.Finish()
+	crawl.WriteTable(out, results)
 	return results, nil
+}
+
+// crawlStatus is the exit status of a crawl: 130 when it was interrupted,
+// 1 when any target or article failed (naming them), nil when everything
+// asked for was done.
+func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
+	var failed []string
+	done, stopped := 0, 0
+	for _, r := range results {
+		switch {
+		case r.Err != nil && !r.Interrupted: // being stopped is not a failure
+			failed = append(failed, fmt.Sprintf("✗ %s: %v", r.TargetCode, r.Err))
+		case r.Failed > 0 || len(r.Problems) > 0:
+			failed = append(failed, fmt.Sprintf("⚠ %s: %d articles failed, %d problems (listed above)", r.TargetCode, r.Failed, len(r.Problems)))
+		}
+		if r.Interrupted {
+			stopped++
+		} else {
+			done++
+		}
+	}
+	list := ""
+	if len(failed) > 0 {
+		list = "\n  " + strings.Join(failed, "\n  ")
+	}
+	if interrupted {
+		return exitCode(exitInterrupted, fmt.Sprintf("%s: interrupted — %d of %d targets done, %d stopped; what was collected is kept, run it again to go on%s",
+			name, done, len(results), stopped, list))
+	}
+	if len(failed) > 0 {
+		return exitCode(1, fmt.Sprintf("%s: %d of %d targets failed or lost articles:%s", name, len(failed), len(results), list))
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a character device (a terminal).

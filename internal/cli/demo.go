@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/config"
-	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -32,8 +29,14 @@ bundled departments, syncs the bundled configuration into the database
 (ZHIZHI_DATA_DIR, SQLite by default), and crawls every target politely — the
 city portal through the headless-browser tier, which passes its cookie
 challenge. It prints a summary. With --once it then exits; otherwise the
-simulated web keeps running so you can explore it with the other commands.
-Run it again: the second crawl is incremental.`,
+simulated web keeps running so you can explore it with the other commands,
+until Ctrl-C. Run it again: the second crawl is incremental.
+
+Ctrl-C (SIGINT) or SIGTERM during the crawl stops it as it stops 'zhizhi
+crawl': no new work, up to 10 seconds for requests under way, the table so
+far, the browser stopped.
+
+` + crawlExitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDemo(cmd, once, seed)
@@ -45,11 +48,15 @@ Run it again: the second crawl is incremental.`,
 }
 
 func runDemo(cmd *cobra.Command, once bool, seed int64) error {
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	intr := watchInterrupt(cmd.Context(), errw)
+	defer intr.Stop()
+	ctx := intr.ctx
 
-	w, err := sim.Start(ctx, sim.Options{Seed: seed})
+	// The simulated web outlives the crawl's context: requests abandoned
+	// after an interrupt end on the crawler's side, not by the sites
+	// vanishing under them.
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}
@@ -88,19 +95,15 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 			"      install it with `apt-get install chromium` (make demo does this when run as root)\n", settings.Chromium, len(skipped), skipped)
 	}
 	fmt.Fprintf(out, "== 开始采集 %d 个栏目 (crawl): 礼貌速率 — 每站同时仅 1 个请求，约每 2 秒 1 个\n", len(targets))
-	results, err := runCrawl(cmd, st, b, targets, false)
+	results, err := runCrawl(cmd, intr, st, b, targets, false, out)
 	if err != nil {
 		return err
 	}
-	crawl.WriteTable(out, results)
+	if intr.Interrupted() {
+		return crawlStatus("demo", results, true)
+	}
 	if err := demoSummary(ctx, st, w, out); err != nil {
 		return err
-	}
-	failed := 0
-	for _, r := range results {
-		if r.Err != nil {
-			failed++
-		}
 	}
 	fmt.Fprintf(out, `
 == 接下来可以看 (what next):
@@ -114,14 +117,12 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
   curl '%s/__sim/log?host=www.qingyuan.gov.test'   站点一侧的访问日志 (politeness, seen by the site)
 `, w.ControlURL(), w.ControlURL())
 	}
-	if failed > 0 {
-		return exitCode(1, fmt.Sprintf("demo: %d targets failed (reasons above)", failed))
-	}
-	if once {
-		return nil
+	if err := crawlStatus("demo", results, false); err != nil || once {
+		return err
 	}
 	fmt.Fprintf(out, "\n模拟政务网继续运行，按 Ctrl-C 停止。In another shell:\n  export ZHIZHI_RESOLVE=%s\n", w.ResolveString())
-	<-ctx.Done()
+	// Stopping the simulated web is how this mode is meant to end: exit 0.
+	<-intr.Drain
 	return nil
 }
 

@@ -103,7 +103,28 @@ per host.
 	for _, f := range commands {
 		root.AddCommand(f())
 	}
+	usageErrorsExit2(root)
 	return root
+}
+
+// usageErrorsExit2 makes a bad flag or a wrong number of arguments exit 2,
+// like the commands' own usage checks, so a script can tell "called
+// wrongly" from "the work failed".
+func usageErrorsExit2(cmd *cobra.Command) {
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitCode(2, fmt.Sprintf("%s: %v — see '%s --help'", c.CommandPath(), err, c.CommandPath()))
+	})
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return exitCode(2, fmt.Sprintf("%s: %v — see '%s --help'", c.CommandPath(), err, c.CommandPath()))
+			}
+			return nil
+		}
+	}
+	for _, sub := range cmd.Commands() {
+		usageErrorsExit2(sub)
+	}
 }
 
 // databaseURL returns the configured database URL, defaulting to an SQLite

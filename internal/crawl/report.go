@@ -140,6 +140,8 @@ func WriteTable(w io.Writer, results []Result) {
 	for _, r := range results {
 		status := "✓ 成功"
 		switch {
+		case r.Interrupted:
+			status = "⏸ 已中断"
 		case r.Blocked != "":
 			status = "⛔ robots 禁止"
 		case r.Err != nil:
@@ -194,8 +196,18 @@ func WriteTable(w io.Writer, results []Result) {
 	if tot.Pending > 0 {
 		fmt.Fprintf(w, "待办 %d：已发现但尚未抓取、或失败后等待重试的文章链接；下次运行时到期的会自动补上。\n", tot.Pending)
 	}
+	interrupted := 0
 	for _, r := range results {
-		if r.Err != nil {
+		if r.Interrupted {
+			interrupted++
+		}
+	}
+	if interrupted > 0 {
+		fmt.Fprintf(w, "⏸ %d 个栏目已中断 (interrupted)：已采集的内容已保存，下次运行从中断处继续\n", interrupted)
+	}
+	for _, r := range results {
+		// Being stopped is said once above, not as a failure per target.
+		if r.Err != nil && !r.Interrupted {
 			fmt.Fprintf(w, "✗ %s: %v\n", r.TargetCode, r.Err)
 		}
 		if r.Blocked != "" {
