@@ -109,7 +109,7 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 == 接下来可以看 (what next):
   bin/zhizhi export --limit 3     RAG 增量导出 (JSON Lines)，下次的游标打印在 stderr
   bin/zhizhi target list          栏目、部门绑定与系统分配的调度时间
-  bin/zhizhi demo --once          再跑一次：增量采集，未变化的页面只得到 304
+  bin/zhizhi demo --once          再跑一次：增量采集，每个栏目只读列表第一页，未到复查时间的文章不再请求
   数据目录 (data dir): %s
 `, settings.DataDir)
 	if !once {
