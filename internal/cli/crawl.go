@@ -134,11 +134,12 @@ func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
 	if len(failed) > 0 {
 		list = "\n  " + strings.Join(failed, "\n  ")
 	}
-	if interrupted {
+	code := crawl.ExitCode(results)
+	if interrupted || code == crawl.ExitInterrupted {
 		return exitCode(exitInterrupted, fmt.Sprintf("%s: interrupted — %d of %d targets done, %d stopped; what was collected is kept, run it again to go on%s",
 			name, done, len(results), stopped, list))
 	}
-	if len(failed) > 0 {
+	if code == crawl.ExitFailed {
 		return exitCode(1, fmt.Sprintf("%s: %d of %d targets failed or lost articles:%s", name, len(failed), len(results), list))
 	}
 	return nil
