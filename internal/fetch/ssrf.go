@@ -330,6 +330,9 @@ var refusedV6 = []refusedPrefix{
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation address"},
 	{netip.MustParsePrefix("3fff::/20"), "documentation address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local NAT64 address"},
+	// IPv4-translated (RFC 2765 SIIT): a translator would turn it into
+	// the IPv4 address it embeds, whatever that is; nothing public uses it.
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated address"},
 	{netip.MustParsePrefix("100::/64"), "discard address"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo address"},
 	{netip.MustParsePrefix("2001:10::/28"), "reserved address"},
