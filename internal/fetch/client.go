@@ -322,7 +322,7 @@ func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Respons
 		c.logRow(ctx, req, u, "", c.clock.Now(), 0, 0, 0, err)
 		return nil, err
 	}
-	if pol.robotsApply() && req.Purpose != model.PurposeRobots {
+	if pol.robotsApply() && !isRobotsFile(req, u) {
 		if err := c.checkRobots(ctx, u, pol, false); err != nil {
 			c.logRow(ctx, req, u, "", c.clock.Now(), 0, 0, 0, err)
 			return nil, err
@@ -363,6 +363,14 @@ func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Respons
 		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	return c.viaBrowser(ctx, req, u, pol)
+}
+
+// isRobotsFile reports the one request robots.txt itself cannot govern: a
+// fetch of /robots.txt for its rules (RFC 9309 §2.3.1). Purpose alone is
+// not enough: it is the caller's word, and any other URL asked for with
+// it goes through the rules like every request.
+func isRobotsFile(req Request, u *url.URL) bool {
+	return req.Purpose == model.PurposeRobots && u.Path == "/robots.txt" && u.RawQuery == ""
 }
 
 func (c *Client) harvestGen(host string) int {
