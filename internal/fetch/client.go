@@ -272,6 +272,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		if hop >= c.limits.redirects() {
 			return resp, fmt.Errorf("fetch %s: follow redirect to %s: %w (limit %d)", req.URL, next.Redacted(), ErrTooManyRedirects, c.limits.redirects())
 		}
+		if err := c.guard.CheckRedirect(u, next); err != nil {
+			req.URL = next.String()
+			c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
+			return nil, err
+		}
 		// The next hop is a fresh request to whatever host it names; a
 		// conditional request's validators belong to the first URL only.
 		req.Conditional = false

@@ -177,6 +177,24 @@ func (g *Guard) CheckURL(u *url.URL) error {
 	return checkHostLiteral(host)
 }
 
+// CheckRedirect refuses a redirect from a host outside the resolve map to a
+// host in it: pinned hosts are the only way to loopback, so only a pinned
+// host (one of ours) may send zhizhi to one. Any other site could
+// otherwise point it at whatever the map reaches.
+func (g *Guard) CheckRedirect(from, to *url.URL) error {
+	if from == nil || to == nil {
+		return nil
+	}
+	if _, ok := g.Resolve.lookup(to.Hostname()); !ok {
+		return nil
+	}
+	if _, ok := g.Resolve.lookup(from.Hostname()); ok {
+		return nil
+	}
+	return &RefusedError{Host: to.Host, Reason: "redirected here by " + from.Hostname() +
+		", which the resolve map (ZHIZHI_RESOLVE) does not name: only a host in the map may redirect to one"}
+}
+
 // checkHostLiteral judges a host that is an address literal, or a name that
 // can only mean loopback; other names pass (they are judged after DNS).
 func checkHostLiteral(host string) error {
