@@ -164,10 +164,18 @@ func (c *Client) Close() error {
 }
 
 // SetSitePolicy sets the policy of host (lower-case host name, as
-// SiteHost gives). A tightened policy applies to the next request.
+// SiteHost gives). A tightened policy applies to the next request. Owned
+// is honoured only for a host the resolve map pins to loopback.
 func (c *Client) SetSitePolicy(host string, p SitePolicy) {
 	host = normalizeHostName(host)
 	p.Strategy = normalizeTier(p.Strategy)
+	if p.Owned && !c.guard.Resolve.Loopback(host) {
+		// Owned loosens the limiter and may turn robots.txt off: only for
+		// a host we run here, which the resolve map pins to loopback. A
+		// database or site file that says otherwise is not believed.
+		c.log.Warn("owned ignored: the host is not mapped to loopback by ZHIZHI_RESOLVE; default limits and robots.txt apply", "host", host)
+		p.Owned, p.Burst = false, 0
+	}
 	c.mu.Lock()
 	c.policies[host] = p
 	var delay time.Duration

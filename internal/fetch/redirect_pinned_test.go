@@ -10,8 +10,10 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
@@ -24,7 +26,23 @@ import (
 type outsideSite struct {
 	srv         *httptest.Server
 	robotsTo    string
+	robots      string // robots.txt; allow all when empty
 	robotsAsked atomic.Int32
+
+	mu       sync.Mutex
+	now      func() time.Time // the test's clock, for arrivals
+	arrivals []outsideArrival
+}
+
+type outsideArrival struct {
+	path string
+	at   time.Time
+}
+
+func (o *outsideSite) seen() []outsideArrival {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]outsideArrival(nil), o.arrivals...)
 }
 
 const outsideHost = "www.outside.gov.test"
@@ -33,12 +51,21 @@ const outsideIP = "93.184.216.34"
 func newOutsideSite(t *testing.T) *outsideSite {
 	o := &outsideSite{}
 	o.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		if o.now != nil {
+			o.arrivals = append(o.arrivals, outsideArrival{r.URL.RequestURI(), o.now()})
+		}
+		o.mu.Unlock()
 		switch {
 		case r.URL.Path == "/robots.txt" && o.robotsTo != "":
 			o.robotsAsked.Add(1)
 			http.Redirect(w, r, o.robotsTo, http.StatusFound)
 		case r.URL.Path == "/robots.txt":
 			o.robotsAsked.Add(1)
+			if o.robots != "" {
+				fmt.Fprint(w, o.robots)
+				return
+			}
 			fmt.Fprint(w, "User-agent: *\nAllow: /\n")
 		case r.URL.Path == "/go":
 			http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)

@@ -72,6 +72,17 @@ func (m ResolveMap) lookup(host string) (string, bool) {
 	return addr, ok
 }
 
+// Loopback reports whether the map pins host to a loopback address: a
+// host running on this machine, the only kind that may be owned.
+func (m ResolveMap) Loopback(host string) bool {
+	addr, ok := m.lookup(host)
+	if !ok {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
 func normalizeHostName(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
