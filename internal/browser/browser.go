@@ -276,12 +276,20 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 		// HTTPS upgrades would send a TLS handshake to plain-HTTP sites
 		// first: a request nobody asked for. Site isolation would move
 		// cross-site iframes into other targets, out of this tab's request
-		// gate.
+		// gate. DNS over HTTPS and the built-in stub resolver would talk to
+		// resolvers directly, past the proxy (the resolver rules below
+		// already answer every name; these make sure nothing is asked).
 		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,"+
 			"HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,"+
-			"AutofillServerCommunication,IsolateOrigins,site-per-process"),
+			"AutofillServerCommunication,IsolateOrigins,site-per-process,"+
+			"DnsOverHttps,AsyncDns"),
 		chromedp.Flag("disable-site-isolation-trials", true),
+		// A page's WebRTC would send STUN and mDNS datagrams itself, past
+		// the proxy: only proxied traffic is allowed, and an HTTP proxy
+		// carries no UDP. Chromium reads the second spelling; older builds
+		// read the first.
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	)
 	if b.opts.Proxy != "" {
 		// "<-loopback>" removes Chromium's implicit bypass of localhost
