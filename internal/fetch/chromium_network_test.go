@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"zhizhi/internal/browser"
 )
 
 // leakPage asks Chromium for every kind of traffic that does not go
@@ -59,7 +61,7 @@ func TestChromiumSendsNothingOutsideTheProxy(t *testing.T) {
 	dir := t.TempDir()
 	trace := filepath.Join(dir, "strace.log")
 	wrapper := filepath.Join(dir, "chromium")
-	script := "#!/bin/sh\nexec " + strace + " -f -qq -yy -e trace=connect,sendto,sendmsg,sendmmsg -o " + trace + " /usr/bin/chromium \"$@\"\n"
+	script := "#!/bin/sh\nexec " + strace + " -f -qq -yy -e trace=connect,sendto,sendmsg,sendmmsg -o " + trace + " " + browser.DefaultExecPath + " \"$@\"\n"
 	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
