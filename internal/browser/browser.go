@@ -277,12 +277,11 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 		// first: a request nobody asked for. Site isolation would move
 		// cross-site iframes into other targets, out of this tab's request
 		// gate. DNS over HTTPS and the built-in stub resolver would talk to
-		// resolvers directly, past the proxy (the resolver rules below
+		// resolvers directly, past the proxy (host-resolver-rules
 		// already answer every name; these make sure nothing is asked).
-		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,"+
+		chromedp.Flag("disable-features", "DnsOverHttps,AsyncDns,Translate,BlinkGenPropertyTrees,HttpsUpgrades,"+
 			"HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,"+
-			"AutofillServerCommunication,IsolateOrigins,site-per-process,"+
-			"DnsOverHttps,AsyncDns"),
+			"AutofillServerCommunication,IsolateOrigins,site-per-process"),
 		chromedp.Flag("disable-site-isolation-trials", true),
 		// A page's WebRTC would send STUN and mDNS datagrams itself, past
 		// the proxy: only proxied traffic is allowed, and an HTTP proxy
