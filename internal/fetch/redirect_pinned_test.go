@@ -186,3 +186,54 @@ func TestGuardCheckRedirect(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserRedirectIntoTheResolveMap: on the browser tier too, a page of
+// a host outside the resolve map that redirects to its own site's other
+// name — which the map pins — does not take Chromium there: the pinned
+// host sees nothing, not even a robots.txt request.
+func TestBrowserRedirectIntoTheResolveMap(t *testing.T) {
+	needChromium(t)
+	const outside, pinned = "outside.gov.test", "www.outside.gov.test"
+	o := newOutsideSite(t)
+	pages := newPageServer(t, map[string]string{"/": "<html><body>pinned</body></html>", "/robots.txt": "User-agent: *\nAllow: /\n"})
+	e := newSimEnv(t, 1, ClientOptions{})
+	resolve := ResolveMap(e.w.ResolveMap())
+	resolve[pinned] = pages.Listener.Addr().String()
+	c, err := NewClient(ClientOptions{
+		Store: e.st, Clock: e.clock, Resolve: resolve,
+		Version: "test", ContactURL: "https://zhizhi.example/contact", Logger: quietLogger(),
+		Browser:  Chromium("", quietLogger()),
+		LookupIP: fakeDNS(t, map[string][]string{outside: {outsideIP}}),
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == net.JoinHostPort(outsideIP, "80") {
+				addr = o.srv.Listener.Addr().String()
+			}
+			if ap, err := netip.ParseAddrPort(addr); err != nil || !ap.Addr().IsLoopback() {
+				t.Errorf("guard let a connection to %s through", addr)
+				return nil, fmt.Errorf("test dialer: %s is not loopback", addr)
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetSitePolicy(outside, SitePolicy{RespectRobots: true, Strategy: TierBrowser})
+	e.c = c
+	e.advancing(t, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := "http://" + outside + "/go?to=" + url.QueryEscape("http://"+pinned+"/")
+	r, err := c.Do(ctx, Request{URL: start, Tier: TierBrowser})
+	if err == nil && strings.Contains(string(r.Body), "pinned") {
+		t.Errorf("the browser followed %s into the resolve map: %.200s", outside, r.Body)
+	}
+	if got := pages.seen(); len(got) != 0 {
+		t.Errorf("the pinned host saw %v", got)
+	}
+	if o.robotsAsked.Load() == 0 {
+		t.Error("the outside site was never asked: the test did not run the page")
+	}
+}
