@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what zhizhi's tests and demo need from Debian's packages when it is
 # missing and we can (root): PostgreSQL for the second store dialect and
-# Chromium for the browser tier. Usage: ensure-deps.sh [postgres] [chromium]
+# Chromium for the browser tier, pdftotext for attachments, strace to watch
+# Chromium's sockets. Usage: ensure-deps.sh [postgres] [chromium] [poppler] [strace]
 set -euo pipefail
 
 want=("$@")
@@ -13,6 +14,7 @@ for w in "${want[@]}"; do
     postgres) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql) ;;
     chromium) command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;
     poppler)  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils) ;;
+    strace)   command -v strace >/dev/null 2>&1 || missing+=(strace) ;;
   esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -281,12 +281,19 @@ func (b *Browser) allocatorOptions(execPath, rules string) []chromedp.ExecAlloca
 		// HTTPS upgrades would send a TLS handshake to plain-HTTP sites
 		// first: a request nobody asked for. Site isolation would move
 		// cross-site iframes into other targets, out of this tab's request
-		// gate.
-		chromedp.Flag("disable-features", "Translate,BlinkGenPropertyTrees,HttpsUpgrades,"+
+		// gate. DNS over HTTPS and the built-in stub resolver would talk to
+		// resolvers directly, past the proxy (host-resolver-rules
+		// already answer every name; these make sure nothing is asked).
+		chromedp.Flag("disable-features", "DnsOverHttps,AsyncDns,Translate,BlinkGenPropertyTrees,HttpsUpgrades,"+
 			"HttpsFirstBalancedModeAutoEnable,OptimizationHints,MediaRouter,"+
 			"AutofillServerCommunication,IsolateOrigins,site-per-process"),
 		chromedp.Flag("disable-site-isolation-trials", true),
+		// A page's WebRTC would send STUN and mDNS datagrams itself, past
+		// the proxy: only proxied traffic is allowed, and an HTTP proxy
+		// carries no UDP. Chromium reads the second spelling; older builds
+		// read the first.
 		chromedp.Flag("force-webrtc-ip-handling-policy", "disable_non_proxied_udp"),
+		chromedp.Flag("webrtc-ip-handling-policy", "disable_non_proxied_udp"),
 	)
 	if b.opts.Proxy != "" {
 		// "<-loopback>" removes Chromium's implicit bypass of localhost

@@ -23,9 +23,9 @@ func chromiumAvailable() bool {
 // every site's policy from the database and its adapter's resilience rules
 // from the configuration, and the browser tier when Chromium is installed.
 func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.Client, error) {
-	rm, err := fetch.ParseResolveMap(settings.Resolve)
+	rm, err := resolveMap()
 	if err != nil {
-		return nil, exitCode(2, fmt.Sprintf("ZHIZHI_RESOLVE / --resolve: %v", err))
+		return nil, err
 	}
 	opts := fetch.ClientOptions{
 		Store: st, Resolve: rm, Version: Version, ContactURL: settings.ContactURL,
@@ -45,10 +45,33 @@ func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.C
 	return c, nil
 }
 
+// resolveMap is ZHIZHI_RESOLVE / --resolve, parsed.
+func resolveMap() (fetch.ResolveMap, error) {
+	rm, err := fetch.ParseResolveMap(settings.Resolve)
+	if err != nil {
+		return nil, exitCode(2, fmt.Sprintf("ZHIZHI_RESOLVE / --resolve: %v", err))
+	}
+	return rm, nil
+}
+
+// loadConfig loads a configuration directory knowing the resolve map,
+// which decides where owned: true is allowed.
+func loadConfig(dir string) (*config.Bundle, []config.Problem, error) {
+	rm, err := resolveMap()
+	if err != nil {
+		return nil, nil, err
+	}
+	b, problems := config.LoadWith(dir, config.Options{Resolve: rm})
+	return b, problems, nil
+}
+
 // loadBundle loads the configuration directory, refusing one with errors
 // (exit 2: a configuration error, nothing was done).
 func loadBundle() (*config.Bundle, error) {
-	b, problems := config.Load(settings.ConfigDir)
+	b, problems, err := loadConfig(settings.ConfigDir)
+	if err != nil {
+		return nil, err
+	}
 	if config.HasErrors(problems) {
 		msg := fmt.Sprintf("configuration %s has %d error(s) — run `zhizhi config lint` and fix them:", settings.ConfigDir, len(config.Errors(problems)))
 		for i, p := range config.Errors(problems) {

@@ -31,6 +31,10 @@ every problem at once, one per line as
 
   path:line:column: what is wrong — what to do
 
+A site may say owned: true (looser politeness limits) only when ZHIZHI_RESOLVE
+(--resolve) maps its host to a loopback address: a site running on this
+machine, such as the simulated web.
+
 Warnings are printed as "…: warning: …" and do not change the exit status.
 Exit status 1 when there is any error, 0 when the configuration is clean.`,
 		Args: cobra.NoArgs,
@@ -38,7 +42,10 @@ Exit status 1 when there is any error, 0 when the configuration is clean.`,
 			if dir == "" {
 				dir = settings.ConfigDir
 			}
-			b, problems := config.Load(dir)
+			b, problems, err := loadConfig(dir)
+			if err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			printProblems(out, problems)
 			if config.HasErrors(problems) {
@@ -70,7 +77,10 @@ the second time.`,
 				dir = settings.ConfigDir
 			}
 			out := cmd.OutOrStdout()
-			b, problems := config.Load(dir)
+			b, problems, err := loadConfig(dir)
+			if err != nil {
+				return err
+			}
 			printProblems(out, problems)
 			if config.HasErrors(problems) {
 				return exitCode(1, fmt.Sprintf("config sync: %d error(s) in %s; nothing written — fix them (see `zhizhi config lint`)",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -43,6 +44,12 @@ A refusal says why, e.g. blocked by robots.txt line 7 "Disallow: /zwgk/".`,
 			default:
 				return exitCode(2, fmt.Sprintf("fetch: --format %q: want html, text or json", format))
 			}
+			if !slices.Contains(fetchPurposes, purpose) {
+				// robots is not offered: it is zhizhi's own robots.txt
+				// request, and no request chosen by a person may pass as one.
+				return exitCode(2, fmt.Sprintf("fetch: --purpose %q: want one of %s (robots is zhizhi's own robots.txt request; to read a site's robots.txt, fetch it with the default purpose)",
+					purpose, strings.Join(fetchPurposes, ", ")))
+			}
 			ctx := cmd.Context()
 			st, err := openStore(ctx)
 			if err != nil {
@@ -76,9 +83,12 @@ A refusal says why, e.g. blocked by robots.txt line 7 "Disallow: /zwgk/".`,
 	}
 	cmd.Flags().BoolVar(&render, "render", false, "load the page in the browser tier (headless Chromium)")
 	cmd.Flags().StringVar(&format, "format", "html", "output: html (UTF-8 body), text (readable text) or json (status, headers, tier, bytes, body)")
-	cmd.Flags().StringVar(&purpose, "purpose", model.PurposeProbe, "purpose recorded in crawl_log (list, detail, attachment, probe, …)")
+	cmd.Flags().StringVar(&purpose, "purpose", model.PurposeProbe, "purpose recorded in crawl_log: "+strings.Join(fetchPurposes, ", "))
 	return cmd
 }
+
+// fetchPurposes are the crawl_log purposes a person may give a fetch.
+var fetchPurposes = []string{model.PurposeProbe, model.PurposeIndex, model.PurposeList, model.PurposeDetail, model.PurposeAttachment}
 
 // refusalText says in words why the fetch did not happen.
 func refusalText(err error) string {

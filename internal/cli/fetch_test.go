@@ -53,6 +53,9 @@ func TestFetchCommand(t *testing.T) {
 		{"ssrf refusal says why", []string{"fetch", "http://169.254.169.254/latest/"},
 			"refused: 169.254.169.254 is a metadata address", true},
 		{"bad format", []string{"fetch", "--format", "pdf", article.URL}, "--format", true},
+		{"purpose robots is not a way past robots.txt", []string{"fetch", "--purpose", "robots", "http://www.gd.gov.test/zwgk/rsrm/x.html"},
+			`--purpose "robots"`, true},
+		{"unknown purpose", []string{"fetch", "--purpose", "crawl", article.URL}, `--purpose "crawl"`, true},
 		{"a site error is a failure", []string{"fetch", "http://www.lianzhou.gov.test/no/such/page.html"}, "answered HTTP 404", true},
 	}
 	for _, tt := range tests {

@@ -57,6 +57,8 @@ var lintBadWant = []wantProblem{
 	{"sites/nation.yaml", 15, 27, `remove[1] selector "p::first" does not compile`, false},
 	{"sites/nation.yaml", 19, 16, "entry_url host sousuo.gov.test differs from base_url host www.gov.test", false},
 	{"sites/nation.yaml", 23, 16, `unknown key "bodyy" in target gov_zcwj parser_override detail — did you mean body?`, false},
+	// sites/owned.yaml: owned for a host not pinned to loopback
+	{"sites/owned.yaml", 7, 8, "owned: true for www.owned.gov.test, which ZHIZHI_RESOLVE does not map to a loopback address", false},
 	// sites/qingcheng.yaml: a gkmlpt site
 	{"sites/qingcheng.yaml", 6, 17, `fetch_strategy "fast" is not a valid value`, false},
 	{"sites/qingcheng.yaml", 7, 1, "adapter gkmlpt requires adapter_params sid", false},
@@ -217,5 +219,38 @@ func TestBundledConfigLintsClean(t *testing.T) {
 	}
 	if sites, targets, _ := b.Counts(); sites == 0 || targets == 0 {
 		t.Errorf("bundled config has %d sites and %d targets", sites, targets)
+	}
+}
+
+// TestOwnedNeedsLoopback: owned: true is accepted only when the resolve map
+// pins the site's host to a loopback address.
+func TestOwnedNeedsLoopback(t *testing.T) {
+	dir := filepath.Join("testdata", "lint_bad")
+	file := filepath.Join(dir, "sites", "owned.yaml")
+	for _, tc := range []struct {
+		name    string
+		resolve map[string]string
+		refused bool
+	}{
+		{"no resolve map", nil, true},
+		{"another host pinned", map[string]string{"www.other.gov.test": "127.0.0.1:18080"}, true},
+		{"pinned to a private address", map[string]string{"www.owned.gov.test": "10.0.0.7:80"}, true},
+		{"pinned to loopback", map[string]string{"www.owned.gov.test": "127.0.0.1:18080"}, false},
+		{"pinned to IPv6 loopback", map[string]string{"www.owned.gov.test": "[::1]:18080"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			refused := false
+			for _, p := range LintWith(dir, Options{Resolve: tc.resolve}) {
+				if p.Pos.File == file {
+					if p.Warning || p.Pos.Line != 7 || p.Pos.Column != 8 || !strings.Contains(p.What, "owned: true") {
+						t.Errorf("unexpected: %s", p)
+					}
+					refused = true
+				}
+			}
+			if refused != tc.refused {
+				t.Errorf("owned: true refused %v, want %v", refused, tc.refused)
+			}
+		})
 	}
 }

@@ -49,11 +49,30 @@ func Lint(dir string) []Problem {
 	return ps
 }
 
+// Options are what loading needs to know from outside the directory.
+type Options struct {
+	// Resolve is the resolve map (ZHIZHI_RESOLVE: host → ip:port). A site
+	// may say owned: true only when the map pins its host to loopback: a
+	// site running on this machine, such as the simulated web.
+	Resolve map[string]string
+}
+
+// LintWith is Lint with opts.
+func LintWith(dir string, opts Options) []Problem {
+	_, ps := LoadWith(dir, opts)
+	return ps
+}
+
 // Load reads and checks a configuration directory. It always returns a
 // bundle holding whatever could be read; the problems (also kept in
 // Bundle.Problems) say what is wrong.
 func Load(dir string) (*Bundle, []Problem) {
-	r := &reporter{}
+	return LoadWith(dir, Options{})
+}
+
+// LoadWith is Load with opts.
+func LoadWith(dir string, opts Options) (*Bundle, []Problem) {
+	r := &reporter{resolve: opts.Resolve}
 	b := &Bundle{Dir: dir, CMS: map[string]*Adapter{}, Topics: NewTopics(nil, nil)}
 	defer func() {
 		sortProblems(r.problems)

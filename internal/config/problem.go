@@ -82,6 +82,7 @@ func sortProblems(ps []Problem) {
 // reporter collects problems while files are decoded.
 type reporter struct {
 	problems []Problem
+	resolve  map[string]string // Options.Resolve
 }
 
 func (r *reporter) errorf(pos Pos, fix, format string, args ...any) {

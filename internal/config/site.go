@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -158,6 +159,9 @@ func (r *reporter) readSite(path string, root *yaml.Node) *SiteFile {
 	s.StrategyOverrideReason = m.str("strategy_override_reason", false, "")
 	s.RespectRobots = m.boolean("respect_robots", true)
 	s.Owned = m.boolean("owned", false)
+	if s.Owned {
+		r.checkOwned(m, s.BaseURL)
+	}
 	s.Enabled = m.boolean("enabled", true)
 	s.Remark = m.str("remark", false, "")
 	if m.has("rate") {
@@ -429,6 +433,22 @@ func (r *reporter) checkBaseURL(m *mapping, raw string) {
 		r.errorf(m.valPos("base_url"), "keep only scheme and host (e.g. "+u.Scheme+"://"+u.Host+"); put paths in entry_url or dept_path",
 			"base_url %q has a path, query or fragment", raw)
 	}
+}
+
+// checkOwned refuses owned: true for a site whose host the resolve map does
+// not pin to loopback: owned loosens the politeness limits, which is only
+// ever right for a site running on this machine.
+func (r *reporter) checkOwned(m *mapping, baseURL string) {
+	u, err := url.Parse(strings.TrimSpace(baseURL))
+	if err != nil || u.Hostname() == "" {
+		return // base_url has its own error
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if ap, err := netip.ParseAddrPort(r.resolve[host]); err == nil && ap.Addr().Unmap().IsLoopback() {
+		return
+	}
+	r.errorf(m.valPos("owned"), "set owned: false; owned is only for a site running on this machine (the simulated web), named in ZHIZHI_RESOLVE with a 127.0.0.1 address",
+		"owned: true for %s, which ZHIZHI_RESOLVE does not map to a loopback address", host)
 }
 
 // scalarValue converts an adapter parameter to a JSON-friendly value as

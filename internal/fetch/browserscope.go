@@ -91,6 +91,17 @@ func (v *visit) reaches(host string) bool {
 	return v.hosts[host]
 }
 
+// reached lists the hosts the visit has reached so far.
+func (v *visit) reached() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	hosts := make([]string, 0, len(v.hosts))
+	for h := range v.hosts {
+		hosts = append(hosts, h)
+	}
+	return hosts
+}
+
 // scope decides whether u may be loaded by the visit. A host outside the
 // visit is admitted only as a hop of the main document's redirect chain
 // on the page's own site (www.x.gov.cn → x.gov.cn); then fresh reports

@@ -158,10 +158,18 @@ func (c *Client) Close() error {
 }
 
 // SetSitePolicy sets the policy of host (lower-case host name, as
-// SiteHost gives). A tightened policy applies to the next request.
+// SiteHost gives). A tightened policy applies to the next request. Owned
+// is honoured only for a host the resolve map pins to loopback.
 func (c *Client) SetSitePolicy(host string, p SitePolicy) {
 	host = normalizeHostName(host)
 	p.Strategy = normalizeTier(p.Strategy)
+	if p.Owned && !c.guard.Resolve.Loopback(host) {
+		// Owned loosens the limiter and may turn robots.txt off: only for
+		// a host we run here, which the resolve map pins to loopback. A
+		// database or site file that says otherwise is not believed.
+		c.log.Warn("owned ignored: the host is not mapped to loopback by ZHIZHI_RESOLVE; default limits and robots.txt apply", "host", host)
+		p.Owned, p.Burst = false, 0
+	}
 	c.mu.Lock()
 	c.policies[host] = p
 	delay := c.crawlDelayLocked(host)
@@ -263,6 +271,11 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 		if hop >= c.limits.redirects() {
 			return resp, fmt.Errorf("fetch %s: follow redirect to %s: %w (limit %d)", req.URL, next.Redacted(), ErrTooManyRedirects, c.limits.redirects())
 		}
+		if err := c.guard.CheckRedirect(u, next); err != nil {
+			req.URL = next.String()
+			c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
+			return nil, err
+		}
 		// The next hop is a fresh request to whatever host it names; a
 		// conditional request's validators belong to the first URL only.
 		req.Conditional = false
@@ -313,7 +326,7 @@ func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Respons
 		c.logRow(ctx, req, u, "", c.clock.Now(), 0, 0, 0, err)
 		return nil, err
 	}
-	if pol.robotsApply() && req.Purpose != model.PurposeRobots {
+	if pol.robotsApply() && !isRobotsFile(req, u) {
 		if err := c.checkRobots(ctx, u, pol, false); err != nil {
 			c.logRow(ctx, req, u, "", c.clock.Now(), 0, 0, 0, err)
 			return nil, err
@@ -354,6 +367,14 @@ func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Respons
 		return nil, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
 	}
 	return c.viaBrowser(ctx, req, u, pol)
+}
+
+// isRobotsFile reports the one request robots.txt itself cannot govern: a
+// fetch of /robots.txt for its rules (RFC 9309 §2.3.1). Purpose alone is
+// not enough: it is the caller's word, and any other URL asked for with
+// it goes through the rules like every request.
+func isRobotsFile(req Request, u *url.URL) bool {
+	return req.Purpose == model.PurposeRobots && u.Path == "/robots.txt" && u.RawQuery == ""
 }
 
 func (c *Client) harvestGen(host string) int {

@@ -229,7 +229,7 @@ func (g *Guard) NewClient(l Limits) *http.Client {
 			if err := g.CheckURL(req.URL); err != nil {
 				return err
 			}
-			return nil
+			return g.CheckRedirect(via[len(via)-1].URL, req.URL)
 		},
 	}
 }

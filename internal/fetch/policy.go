@@ -21,7 +21,8 @@ type SitePolicy struct {
 	// other host robots.txt is always obeyed.
 	RespectRobots bool
 	// Owned hosts are ours (the simulated web in benchmarks): their
-	// limiter may be looser than the defaults.
+	// limiter may be looser than the defaults. The client believes it only
+	// for a host the resolve map pins to loopback.
 	Owned bool
 	// Interval is the site's own spacing between requests; stricter than
 	// the default 2 s, or anything when Owned.

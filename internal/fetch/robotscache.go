@@ -312,6 +312,11 @@ func (c *Client) fetchRobots(ctx context.Context, u *url.URL, prev *robotsEntry)
 		if perr != nil || resp.Header.Get("Location") == "" {
 			break
 		}
+		if err = c.guard.CheckRedirect(target, loc); err != nil {
+			req.URL = loc.String()
+			c.logRow(ctx, req, loc, "", c.clock.Now(), 0, 0, 0, err)
+			break
+		}
 		target, prev = loc, nil
 	}
 	now := c.clock.Now()

@@ -72,6 +72,17 @@ func (m ResolveMap) lookup(host string) (string, bool) {
 	return addr, ok
 }
 
+// Loopback reports whether the map pins host to a loopback address: a
+// host running on this machine, the only kind that may be owned.
+func (m ResolveMap) Loopback(host string) bool {
+	addr, ok := m.lookup(host)
+	if !ok {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(addr)
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
 func normalizeHostName(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
@@ -175,6 +186,24 @@ func (g *Guard) CheckURL(u *url.URL) error {
 		return &RefusedError{Host: u.Host, Reason: fmt.Sprintf("port %d is not allowed", port)}
 	}
 	return checkHostLiteral(host)
+}
+
+// CheckRedirect refuses a redirect from a host outside the resolve map to a
+// host in it: pinned hosts are the only way to loopback, so only a pinned
+// host (one of ours) may send zhizhi to one. Any other site could
+// otherwise point it at whatever the map reaches.
+func (g *Guard) CheckRedirect(from, to *url.URL) error {
+	if from == nil || to == nil {
+		return nil
+	}
+	if _, ok := g.Resolve.lookup(to.Hostname()); !ok {
+		return nil
+	}
+	if _, ok := g.Resolve.lookup(from.Hostname()); ok {
+		return nil
+	}
+	return &RefusedError{Host: to.Host, Reason: "redirected here by " + from.Hostname() +
+		", which the resolve map (ZHIZHI_RESOLVE) does not name: only a host in the map may redirect to one"}
 }
 
 // checkHostLiteral judges a host that is an address literal, or a name that
@@ -330,6 +359,9 @@ var refusedV6 = []refusedPrefix{
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation address"},
 	{netip.MustParsePrefix("3fff::/20"), "documentation address"},
 	{netip.MustParsePrefix("64:ff9b:1::/48"), "local NAT64 address"},
+	// IPv4-translated (RFC 2765 SIIT): a translator would turn it into
+	// the IPv4 address it embeds, whatever that is; nothing public uses it.
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), "IPv4-translated address"},
 	{netip.MustParsePrefix("100::/64"), "discard address"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo address"},
 	{netip.MustParsePrefix("2001:10::/28"), "reserved address"},

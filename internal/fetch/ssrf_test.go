@@ -59,6 +59,7 @@ var testDNS = map[string][]string{
 	"public.gov.test":  {"93.184.216.34"},
 	"nat64.gov.test":   {"64:ff9b::a00:1"},
 	"loop.gov.test":    {"127.0.0.1"},
+	"siit.gov.test":    {"::ffff:0:7f00:1"},
 }
 
 func TestParseResolveMap(t *testing.T) {
@@ -135,6 +136,9 @@ func TestGuardRefuses(t *testing.T) {
 		{"IPv4-mapped loopback", "http://[::ffff:127.0.0.1]/", "loopback address (IPv4-mapped)"},
 		{"IPv4-mapped private in hex", "http://[::ffff:a00:1]/", "private address (IPv4-mapped)"},
 		{"NAT64 of a private address", "http://[64:ff9b::192.168.0.1]/", "private address (NAT64)"},
+		{"IPv4-translated loopback", "http://[::ffff:0:127.0.0.1]/", "IPv4-translated address"},
+		{"IPv4-translated public", "http://[::ffff:0:93.184.216.34]/", "IPv4-translated address"},
+		{"IPv4-translated in hex", "http://[::ffff:0:a00:1]/", "IPv4-translated address"},
 		{"metadata", "http://169.254.169.254/latest/meta-data/", "metadata address"},
 		{"metadata IPv6", "http://[fd00:ec2::254]/", "metadata address"},
 		{"link-local", "http://169.254.10.10/", "link-local address"},
@@ -151,6 +155,7 @@ func TestGuardRefuses(t *testing.T) {
 		{"name resolving to mapped loopback", "http://mapped.gov.test/", "loopback address"},
 		{"name resolving to CGNAT", "http://cgnat.gov.test/", "carrier-grade NAT address"},
 		{"name resolving to NAT64 private", "http://nat64.gov.test/", "private address (NAT64)"},
+		{"name resolving to IPv4-translated", "http://siit.gov.test/", "IPv4-translated address"},
 		{"name resolving to loopback outside the resolve map", "http://loop.gov.test/", "loopback address"},
 		{"scheme file", "file:///etc/passwd", "scheme"},
 		{"scheme gopher", "gopher://public.gov.test/", "scheme"},

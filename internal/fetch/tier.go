@@ -148,6 +148,15 @@ func (c *Client) allow(ctx context.Context, u *url.URL) error {
 	if err != nil {
 		return err
 	}
+	if fresh {
+		// A hop of the page's redirect chain: no host of the chain that is
+		// outside the resolve map may lead the browser into it.
+		for _, h := range v.reached() {
+			if err := c.guard.CheckRedirect(&url.URL{Host: h}, u); err != nil {
+				return err
+			}
+		}
+	}
 	if err := c.guard.CheckName(ctx, u.Hostname()); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,8 +26,9 @@ const hostLockSpace int32 = 0x7a687a68
 //
 // PostgreSQL: a session-level advisory lock on a connection of its own,
 // released (or the connection discarded) by release. SQLite: an exclusive
-// flock on <data dir>/locks/<host>.lock (next to the database file when
-// the store has no data dir), which the kernel drops if the process dies.
+// flock on <database file>.locks/<host>.lock, keyed to the database file
+// (not the data directory, which two processes on one file may not share),
+// which the kernel drops if the process dies.
 func (s *Store) LockHost(ctx context.Context, host string) (release func(), err error) {
 	if host == "" {
 		return nil, fmt.Errorf("lock host: empty host name")
@@ -77,21 +79,37 @@ func (s *Store) lockHostPostgres(ctx context.Context, host string) (func(), erro
 	}, nil
 }
 
-// hostLockDir returns (and creates) the directory of SQLite host locks.
+// hostLockDir returns (and creates) the directory of SQLite host locks. It
+// is named after the database file, by its real path, and sits beside it:
+// every process that opens that file meets the same locks, whatever its
+// data directory and however it spells the path. Only a database with no
+// file (in memory) falls back to the data directory.
 func (s *Store) hostLockDir(ctx context.Context) (string, error) {
 	s.lockDirOnce.Do(func() {
-		base := s.dataDir
-		if base == "" {
-			// Processes sharing the database share its directory.
-			var file string
-			err := s.db.QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file)
-			if err != nil || file == "" {
-				s.lockDirErr = fmt.Errorf("find the database file for host locks: %v — set ZHIZHI_DATA_DIR", err)
+		var file string
+		if err := s.db.QueryRowContext(ctx, `SELECT file FROM pragma_database_list WHERE name = 'main'`).Scan(&file); err != nil {
+			s.lockDirErr = fmt.Errorf("find the database file for host locks: %w", err)
+			return
+		}
+		var dir string
+		switch {
+		case file != "":
+			real, err := filepath.EvalSymlinks(file)
+			if err != nil {
+				s.lockDirErr = fmt.Errorf("find the database file for host locks: %w", err)
 				return
 			}
-			base = filepath.Dir(file)
+			if real, err = filepath.Abs(real); err != nil {
+				s.lockDirErr = fmt.Errorf("find the database file for host locks: %w", err)
+				return
+			}
+			dir = real + ".locks"
+		case s.dataDir != "":
+			dir = filepath.Join(s.dataDir, "locks")
+		default:
+			s.lockDirErr = errors.New("the SQLite database has no file and no data directory is set: host locks need one — set ZHIZHI_DATA_DIR")
+			return
 		}
-		dir := filepath.Join(base, "locks")
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			s.lockDirErr = fmt.Errorf("create host lock directory: %w", err)
 			return

@@ -3,6 +3,8 @@ package store_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -128,4 +130,66 @@ func TestHostStateParts(t *testing.T) {
 			t.Errorf("clear an unknown host: %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// TestHostLockFollowsTheDatabase: two processes on one SQLite file share
+// each host's lock, even when their data directories differ or they name
+// the file by another path (a symlink): holding it in one makes the other
+// wait until it is released.
+func TestHostLockFollowsTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "db", "zhizhi.db")
+	open := func(dsnPath, dataDir string) *store.Store {
+		s, err := store.Open(ctx, "sqlite://"+dsnPath, dataDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	a := open(db, filepath.Join(dir, "data-a"))
+	link := filepath.Join(dir, "elsewhere.db")
+	if err := os.Symlink(db, link); err != nil {
+		t.Fatal(err)
+	}
+	others := map[string]*store.Store{
+		"another data dir":           open(db, filepath.Join(dir, "data-b")),
+		"no data dir":                open(db, ""),
+		"a symlink and its data dir": open(link, filepath.Join(dir, "data-c")),
+	}
+	const host = "www.gd.gov.test"
+	for name, b := range others {
+		t.Run(name, func(t *testing.T) {
+			release, err := a.LockHost(ctx, host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
+			if r, err := b.LockHost(tctx, host); !errors.Is(err, context.DeadlineExceeded) {
+				if r != nil {
+					r()
+				}
+				release()
+				t.Fatalf("lock of a host held through the same database: %v, want to wait until the context ends", err)
+			}
+			got := make(chan func(), 1)
+			go func() {
+				r, err := b.LockHost(ctx, host)
+				if err != nil {
+					t.Error(err)
+					r = func() {}
+				}
+				got <- r
+			}()
+			release()
+			select {
+			case r := <-got:
+				r()
+			case <-time.After(5 * time.Second):
+				t.Fatal("the waiter did not get the lock after its release")
+			}
+		})
+	}
 }
