@@ -29,6 +29,19 @@ func TestRobotsDecide(t *testing.T) {
 			},
 		},
 		{
+			name: "dot segments are judged as the server resolves them",
+			body: "User-agent: *\nDisallow: /zwgk/rsrm/\n",
+			checks: []check{
+				{"/robots.txt/../zwgk/rsrm/x.html", false, 2},
+				{"/zwgk/./rsrm/x.html", false, 2},
+				{"/zwgk/wjk/../rsrm/x.html?id=1", false, 2},
+				{"/../../zwgk/rsrm/", false, 2},
+				{"/zwgk/rsrm/../wjk/x.html", true, 0},
+				{"/zwgk/rsrm.html", true, 0},
+				{"/robots.txt/.", true, 0},
+			},
+		},
+		{
 			name: "longest match wins when the longer rule comes first",
 			body: "User-agent: *\nAllow: /zwgk/public/\nDisallow: /zwgk/\n",
 			checks: []check{
