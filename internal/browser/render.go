@@ -109,7 +109,7 @@ const probeJS = `(() => {
 // On ErrCaptcha, ErrChallengeNotCleared, ErrBlocked or a timeout, the
 // returned Page is not nil: it holds the requests made so far, so the
 // caller can still log them.
-func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions) (*Page, error) {
+func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions) (res *Page, err error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("render %s: not an absolute http(s) URL", rawURL)
@@ -153,9 +153,14 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 		stopTie()
 		gates.closing.Store(true) // from now on a paused request is refused at once
 		cancel()                  // pending decisions see the end and refuse
-		leave(tabCtx)             // stop the page's scripts asking for more
+		leave(tabCtx, tr)         // stop the page's scripts asking for more
 		gates.reqs.Wait()         // every paused request answered, tab still alive
-		cancelTab()               // closes the tab and disposes its browser context
+		if res != nil {
+			// After leave: the answers of requests on the wire when the
+			// render ended are in, as the site saw them.
+			res.Requests = tr.snapshot()
+		}
+		cancelTab() // closes the tab and disposes its browser context
 		gates.listener.Wait()
 		tr.releaseAll()
 	}()
@@ -165,7 +170,6 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 		if p == nil {
 			p = &Page{URL: u.String()}
 		}
-		p.Requests = tr.snapshot()
 		// A timeout or cancellation must stay visible to errors.Is, whatever
 		// step it interrupted.
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) &&
@@ -174,7 +178,6 @@ func (b *Browser) Render(ctx context.Context, rawURL string, opts RenderOptions)
 		}
 		return p, fmt.Errorf("render %s: %w", rawURL, err)
 	}
-	p.Requests = tr.snapshot()
 	return p, nil
 }
 
@@ -211,13 +214,52 @@ type gateSet struct {
 // gate decisions can refuse their requests.
 const gateGrace = 2 * time.Second
 
+// leaveGrace bounds how long leave tries to blank the tab: a safety net
+// for a tab that neither goes blank nor goes away.
+const leaveGrace = 10 * time.Second
+
 // leave navigates the tab to about:blank, so the old document's scripts and
-// timers stop, without waiting long on a tab that is already gone.
-func leave(tabCtx context.Context) {
-	ctx, cancel := context.WithTimeout(tabCtx, gateGrace)
+// timers stop, and waits until the blank page is committed with no
+// navigation pending. The tab must be blank before chromedp detaches from
+// it (it detaches first and closes after): a page still running then (a
+// challenge that reloads itself, caught mid-reload so that the first
+// navigation away did not take) sends requests that no gate pauses,
+// without the user agent override, past the limiter and unlogged — seen on
+// a busy machine as a burst of reloads at one instant.
+func leave(tabCtx context.Context, tr *tracker) {
+	gone, err := chromedp.Detached(tabCtx)
+	if err != nil {
+		return // no tab was opened
+	}
+	ctx, cancel := context.WithTimeout(tabCtx, leaveGrace)
 	defer cancel()
-	_, _ = chromedp.Call(ctx, page.StopLoading, cdp.Empty{})
-	_, _ = chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"})
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	// Requests already sent get their answers first (the gate refuses any
+	// new one now), so the record matches what the site saw.
+	for tr.onWire() > 0 {
+		select {
+		case <-tick.C:
+		case <-gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	for !tr.blank() {
+		_, _ = chromedp.Call(ctx, page.StopLoading, cdp.Empty{})
+		_, _ = chromedp.Call(ctx, page.Navigate, page.NavigateParams{URL: "about:blank"})
+		if tr.blank() {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-gone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (b *Browser) render(ctx, tabCtx context.Context, tr *tracker, gates *gateSet, target string, opts RenderOptions) (*Page, error) {

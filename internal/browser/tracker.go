@@ -61,6 +61,7 @@ type tracker struct {
 	// committed document (docLoader) and whether its load event fired.
 	docReq    network.RequestID
 	docLoader cdp.LoaderID
+	docURL    string // of the committed main document
 	docStatus map[cdp.LoaderID]int
 	loaded    bool
 	loads     int  // committed main documents, to tell a reload happened
@@ -147,6 +148,7 @@ func (t *tracker) handle(ev any) {
 	case *page.EventFrameNavigated:
 		if ev.Frame != nil && ev.Frame.ParentID == "" {
 			t.docLoader = ev.Frame.LoaderID
+			t.docURL = ev.Frame.URL
 			t.docReq = ""
 			t.loaded = false
 			t.loads++
@@ -320,6 +322,21 @@ func (t *tracker) state() docState {
 		d.quietFor = time.Since(t.changedAt)
 	}
 	return d
+}
+
+// onWire counts the requests sent or being decided that have not ended.
+func (t *tracker) onWire() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.inflight
+}
+
+// blank tells whether the tab shows about:blank with no navigation of its
+// main frame in flight: nothing left to run or to ask for.
+func (t *tracker) blank() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.docURL == "about:blank" && t.docReq == ""
 }
 
 // blockedReasonFor returns the gate's reason for the first refused request

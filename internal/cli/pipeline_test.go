@@ -76,7 +76,7 @@ type runResult struct {
 // the test's environment).
 func runZhizhi(t *testing.T, env []string, args ...string) runResult {
 	t.Helper()
-	return runZhizhiFor(t, 2, env, args...)
+	return runZhizhiFor(t, 10, env, args...)
 }
 
 // runZhizhiFor is runZhizhi with a safety net of minutes against a hung

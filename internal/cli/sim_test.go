@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -28,20 +27,13 @@ func TestSimCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("no go tool on PATH to build the binary")
-	}
+	// The shared build, outside the safety net below: on a busy machine a
+	// build can take minutes.
+	bin := zhizhiBinary(t)
 	// The timeout is only a safety net so a hung child can't hang the
 	// test run; nothing here measures time.
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-
-	bin := filepath.Join(t.TempDir(), "zhizhi")
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, "zhizhi/cmd/zhizhi")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 
 	cmd := exec.CommandContext(ctx, bin, "sim", "--seed", "1")
 	// ZHIZHI_LISTEN would pin the ports; the test wants free ones.

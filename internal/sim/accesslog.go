@@ -122,16 +122,40 @@ func (lw *logWriter) Flush() {
 	}
 }
 
-func (w *World) record(a Access) {
+// owe notes an answer handed to its client before its entry is written.
+func (w *World) owe() {
+	w.logMu.Lock()
+	w.owed++
+	w.logMu.Unlock()
+}
+
+// record writes a's entry; owed says whether owe was called for it.
+func (w *World) record(a Access, owed bool) {
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
 	w.logs[a.Host] = append(w.logs[a.Host], a)
+	if owed {
+		w.owed--
+		w.logged.Broadcast()
+	}
 }
 
-// AccessLog returns the requests host has received, in arrival order.
+// settleLocked waits, with logMu held, until every answer a client may
+// already hold is in the log: a test that reads the log right after its
+// last response must see that request, however busy the machine is.
+func (w *World) settleLocked() {
+	for w.owed > 0 {
+		w.logged.Wait()
+	}
+}
+
+// AccessLog returns the requests host has received, in arrival order:
+// every request whose answer has reached its client, and those answered
+// earlier still.
 func (w *World) AccessLog(host string) []Access {
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
+	w.settleLocked()
 	out := append([]Access(nil), w.logs[host]...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Arrived.Before(out[j].Arrived) })
 	return out
@@ -140,6 +164,7 @@ func (w *World) AccessLog(host string) []Access {
 // AllAccess returns every site's requests in arrival order.
 func (w *World) AllAccess() []Access {
 	w.logMu.Lock()
+	w.settleLocked()
 	var out []Access
 	for _, h := range w.siteHosts() {
 		out = append(out, w.logs[h]...)
@@ -153,6 +178,7 @@ func (w *World) AllAccess() []Access {
 func (w *World) ResetLog() {
 	w.logMu.Lock()
 	defer w.logMu.Unlock()
+	w.settleLocked() // an answer already delivered belongs to the old log
 	w.logs = map[string][]Access{}
 }
 

@@ -18,10 +18,17 @@ func (w *World) siteHandler(s *site) http.Handler {
 		// of its declared body is handed to the connection (or when the
 		// handler returns, whichever is first): once the client can hold
 		// the whole answer it may rightly send its next request, perhaps
-		// before this goroutine runs again.
+		// before this goroutine runs again. From then until its entry is
+		// written the request is owed to the log, so that whoever reads
+		// the log after the client got its answer finds it there.
 		var once sync.Once
+		var owes, recorded bool
 		finish := func() {
 			once.Do(func() {
+				if !recorded {
+					owes = true
+					w.owe()
+				}
 				counter.Add(-1)
 				w.inflightAll.Add(-1)
 			})
@@ -43,7 +50,8 @@ func (w *World) siteHandler(s *site) http.Handler {
 			}
 			acc.Bytes = lw.bytes
 			acc.Finished = w.opts.Clock()
-			w.record(acc)
+			recorded = true
+			w.record(acc, owes)
 		}()
 		if f := w.takeFault(s.Host, r.URL.Path); f != nil {
 			acc.Fault = f.Kind

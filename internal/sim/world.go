@@ -61,8 +61,12 @@ type World struct {
 	faultMu sync.Mutex
 	faults  map[string][]*Fault
 
-	logMu    sync.Mutex
-	logs     map[string][]Access
+	logMu sync.Mutex
+	logs  map[string][]Access
+	// owed counts answers handed to their client whose log entry is not
+	// written yet (see siteHandler); AccessLog waits for them, on logged.
+	owed     int
+	logged   *sync.Cond
 	inflight map[string]*atomic.Int64
 	// inflightAll counts requests in flight at every site host together.
 	inflightAll atomic.Int64
@@ -127,6 +131,7 @@ func newWorld(opts Options) *World {
 		addrs:    map[string]string{},
 		done:     make(chan struct{}),
 	}
+	w.logged = sync.NewCond(&w.logMu)
 	w.sites = defineSites()
 	for _, s := range w.sites {
 		w.byHost[s.Host] = s
