@@ -235,14 +235,6 @@ func (p *BrowserProxy) forward(w http.ResponseWriter, r *http.Request) {
 		p.refuse(w, target, &RefusedError{Host: r.URL.Host, Reason: "protocol upgrades are not proxied"})
 		return
 	}
-	if r.URL.Path == "/favicon.ico" {
-		// Chromium asks for a site's icon on its own, outside the request
-		// gate, so the request would be neither paced nor logged; zhizhi
-		// needs no icon. (Over https it travels inside a tunnel the proxy
-		// cannot read.)
-		http.NotFound(w, r)
-		return
-	}
 	if err := p.admit(r.URL.Hostname()); err != nil {
 		p.refuse(w, target, err)
 		return
