@@ -460,6 +460,11 @@ func (b *Browser) decide(ctx context.Context, rawURL, resourceType string) (reas
 	if b.blocked[strings.ToLower(resourceType)] {
 		return fmt.Sprintf("resource type %s not fetched by policy", resourceType), ""
 	}
+	if u.Path == "/favicon.ico" {
+		// Chromium's own request for the site's icon: zhizhi needs none.
+		// When it skips this gate, the proxy answers it instead.
+		return "the site's icon is not fetched by policy", ""
+	}
 	if err := b.opts.Allow(ctx, u); err != nil {
 		return err.Error(), ""
 	}

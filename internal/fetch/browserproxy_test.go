@@ -390,3 +390,38 @@ func TestBrowserProxyStopsWithContext(t *testing.T) {
 func isConnReset(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "connection reset")
 }
+
+// TestBrowserProxyAnswersFaviconItself: Chromium asks for /favicon.ico on
+// its own, outside the request gate (so unpaced and unlogged). The proxy
+// answers it with a 404 and the site never sees it; a page's other
+// requests still go through.
+func TestBrowserProxyAnswersFaviconItself(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	e := newProxyEnv(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+		fmt.Fprint(w, "ok")
+	}), BrowserProxyOptions{})
+	hc := e.client()
+	for _, u := range []string{"http://www.a.gov.test/favicon.ico", "http://www.a.gov.test/favicon.ico?v=2", "http://www.a.gov.test/page.html"} {
+		resp, err := hc.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		want := http.StatusNotFound
+		if strings.HasSuffix(u, "page.html") {
+			want = http.StatusOK
+		}
+		if resp.StatusCode != want {
+			t.Errorf("%s: status %d, want %d", u, resp.StatusCode, want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "/page.html" {
+		t.Errorf("the site saw %v, want only /page.html", seen)
+	}
+}
