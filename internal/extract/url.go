@@ -39,7 +39,7 @@ func NormalizeURL(raw string) (string, error) {
 	if port != "" {
 		host += ":" + port
 	}
-	p := removeDotSegments(canonicalEscapes(u.EscapedPath()))
+	p := RemoveDotSegments(canonicalEscapes(u.EscapedPath()))
 	if p == "" {
 		p = "/"
 	}
@@ -101,9 +101,9 @@ func isUnreserved(c byte) bool {
 		c == '-' || c == '.' || c == '_' || c == '~'
 }
 
-// removeDotSegments is RFC 3986 §5.2.4: "." and ".." segments go, every
+// RemoveDotSegments is RFC 3986 §5.2.4: "." and ".." segments go, every
 // other segment (empty ones too) stays.
-func removeDotSegments(p string) string {
+func RemoveDotSegments(p string) string {
 	if !strings.Contains(p, ".") {
 		return p
 	}

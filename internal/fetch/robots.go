@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"zhizhi/internal/extract"
 )
 
 // ProductToken is the name zhizhi answers to in robots.txt user-agent lines.
@@ -321,7 +323,7 @@ func (r *Robots) Decide(path string) Decision {
 	// A server resolves "." and ".." segments before it serves a path, so
 	// the rules judge the path it will serve: /a/../zwgk/rsrm/ is /zwgk/rsrm/.
 	if p, q, hasQuery := strings.Cut(norm, "?"); strings.Contains(p, ".") {
-		norm = removeDotSegments(p)
+		norm = extract.RemoveDotSegments(p)
 		if hasQuery {
 			norm += "?" + q
 		}
@@ -354,35 +356,6 @@ func (r *Robots) Decide(path string) Decision {
 	}
 	b := r.Rules[best]
 	return Decision{Allowed: b.Allow, Rule: b.Text, Line: b.Line}
-}
-
-// removeDotSegments resolves the "." and ".." segments of an absolute path
-// as RFC 3986 §5.2.4 does; a ".." above the root stays at the root.
-func removeDotSegments(p string) string {
-	if !strings.HasPrefix(p, "/") {
-		p = "/" + p
-	}
-	segs := strings.Split(p[1:], "/")
-	out := make([]string, 0, len(segs))
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		switch seg {
-		case ".":
-			if last {
-				out = append(out, "")
-			}
-		case "..":
-			if len(out) > 0 {
-				out = out[:len(out)-1]
-			}
-			if last {
-				out = append(out, "")
-			}
-		default:
-			out = append(out, seg)
-		}
-	}
-	return "/" + strings.Join(out, "/")
 }
 
 // DecideURL decides for a whole URL, using its escaped path and query.
