@@ -1,5 +1,5 @@
 // Package adapter reads what a site serves into the normalized shape the
-// pipeline stores (seed 004 §7.5.7): list pages into ListItems and detail
+// pipeline stores: list pages into ListItems and detail
 // pages into Details. Template sites are read with the selectors of their
 // YAML; CMS sites (gkmlpt) with their adapter contract. Adapters parse; they
 // never fetch, store or decide politeness.

@@ -14,7 +14,7 @@ import (
 // Column is one node of a gkmlpt classify tree.
 type Column struct {
 	ID        string
-	Name      string // trailing white space removed (seed 004 §5.8)
+	Name      string // trailing white space removed
 	Path      string // names from the root, joined by ｜
 	ParentID  string
 	PostCount int

@@ -1,11 +1,11 @@
 // Package browser owns zhizhi's headless Chromium tier: one shared Chromium
 // process (Debian's chromium driven through chromedp) that renders a page the
 // way a normal visitor's browser would, waits for a site's cookie challenge
-// (HTTP 412 and a script that sets a cookie and reloads, seed 004 §7.5.4) to
+// (HTTP 412 and a script that sets a cookie and reloads) to
 // clear, and hands back the final HTML, the harvested cookies and a faithful
 // record of every network request the tab made.
 //
-// The tier is held to the same rules as the direct fetcher (DESIGN §5, §6):
+// The tier is held to the same rules as the direct fetcher:
 // it identifies itself by appending zhizhi's token to Chromium's own
 // User-Agent; Chromium resolves no name itself and reaches the network only
 // through a local proxy that dials through the fetcher's SSRF guard (or, in

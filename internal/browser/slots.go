@@ -7,7 +7,7 @@ import (
 )
 
 // hostSlots keeps at most one request in flight per host across all tabs,
-// the same rule the direct fetcher keeps (DESIGN §5). A page asks for its
+// the same rule the direct fetcher keeps. A page asks for its
 // scripts, styles and XHRs in parallel; the gate holds each paused request
 // until the host's previous one has finished, so the site sees a browser
 // visit as one request at a time, like any zhizhi visit.

@@ -188,7 +188,7 @@ func targetRows(ctx context.Context, st *store.Store, siteCode string) ([]target
 const bindingNone = "none"
 
 // templateBinding derives the binding of a template-site target, which has
-// no site department, the way seed 004 §5.3 judges local versus external:
+// no site department, the way the binding rules judge local versus external:
 // dept_id set means mapped; otherwise the site's role decides.
 func templateBinding(deptID *int64, role string) string {
 	switch {
@@ -202,7 +202,7 @@ func templateBinding(deptID *int64, role string) string {
 }
 
 // bindingBadge is the word the UI shows for a column with no local
-// department (seed 004 §5.2), instead of a warning sign.
+// department, instead of a warning sign.
 var bindingBadge = map[string]string{
 	model.BindingCityLevel:   "市本级",
 	model.BindingCrossDept:   "跨部门",

@@ -9,7 +9,7 @@ import (
 )
 
 // Adapter is a CMS adapter contract, config/cms/<adapter_id>.yaml
-// (seed 004 §7.5.2): what every site of one CMS shares.
+// : what every site of one CMS shares.
 type Adapter struct {
 	Path            string
 	AdapterID       string
@@ -60,7 +60,7 @@ type AdapterDetail struct {
 	DetailTemplate
 }
 
-// AdapterDedupe names the dedupe keys (seed 004 §5.5).
+// AdapterDedupe names the dedupe keys.
 type AdapterDedupe struct {
 	Keys     []string
 	Fallback string
@@ -87,7 +87,7 @@ var (
 	requestKeys     = []string{"accept", "keep_scheme"}
 	indexKeys       = []string{"url", "config_var"}
 	adapterListKeys = []string{"url", "first_page", "items_path", "total_path", "classify_path", "fields"}
-	// listFieldKeys are the article fields a list item may map (seed 004 §7.5.7).
+	// listFieldKeys are the article fields a list item may map.
 	listFieldKeys = []string{"native_post_id", "title", "url", "doc_no", "index_no", "publisher", "topic_words",
 		"publish_time", "publish_date", "effective_date", "open_category", "abstract", "attachments", "abolished", "source"}
 	adapterDetailKeys = append([]string{"url_pattern"}, detailKeys...)

@@ -6,7 +6,7 @@ import (
 )
 
 // CronWindowStartHour and CronWindowMinutes define the nightly window in
-// which targets are scheduled: 01:00–04:59 (seed 004 §5.3).
+// which targets are scheduled: 01:00–04:59.
 const (
 	CronWindowStartHour = 1
 	CronWindowMinutes   = 240

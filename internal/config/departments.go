@@ -25,7 +25,7 @@ type LineError struct {
 
 func (e LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
 
-// deptColumns are the columns of local_department (seed 004 §5.4). The OA
+// deptColumns are the columns of local_department. The OA
 // export spells them in upper case (DEPT_ID …); headers are matched without
 // regard to case, so both spellings work.
 var deptColumns = []string{"dept_id", "dept_name", "parent_dept_id", "dept_level", "dept_code",
@@ -35,7 +35,7 @@ var deptColumns = []string{"dept_id", "dept_name", "parent_dept_id", "dept_level
 // since 1991, so a fixed zone avoids depending on the tz database.
 var shanghai = time.FixedZone("Asia/Shanghai", 8*3600)
 
-// deptLengths are the varchar sizes of local_department (seed 004 §5.4).
+// deptLengths are the varchar sizes of local_department.
 var deptLengths = []struct {
 	col string
 	max int
@@ -54,7 +54,7 @@ var deptTimeLayouts = []string{
 
 // ReadDepartmentsCSV parses the OA department subset. name is used in error
 // messages. It returns every bad line at once; when any line is bad the
-// caller must import nothing. Columns other than those of seed 004 §5.4 are
+// caller must import nothing. Columns other than those of local_department are
 // ignored (an OA export carries more); dept_id and dept_name are required.
 // An empty or absent state means 1 (active). Timestamps without a zone are
 // read as Asia/Shanghai. The file may be UTF-8 (with or without BOM) or

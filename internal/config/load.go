@@ -5,7 +5,7 @@
 // file:line:column), and syncs sites, site departments and targets into the
 // database. Nothing here ever writes back to the files: they are read-only
 // templates under git and the database holds all runtime state
-// (seed 004 "YAML 职责边界").
+// (YAML holds templates; the database holds runtime state).
 package config
 
 import (

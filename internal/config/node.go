@@ -14,7 +14,7 @@ import (
 )
 
 // forbiddenKeys are never written by hand: the system assigns a target's
-// cron from a hash of its target_code (seed 004 §5.3).
+// cron from a hash of its target_code.
 var forbiddenKeys = []string{"schedule", "schedule_cron", "cron"}
 
 const cronFix = "remove it: zhizhi assigns each target's schedule itself, from a hash of its target_code"

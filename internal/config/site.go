@@ -43,7 +43,7 @@ type SiteFile struct {
 }
 
 // Dept is one depts[] entry of a CMS-adapter site: a CMS dept_path bound to
-// a local department (seed 004 §5.2).
+// a local department.
 type Dept struct {
 	DeptPath        string
 	DeptBinding     string
@@ -89,7 +89,7 @@ type TargetDecl struct {
 }
 
 // DefaultCadenceDays is expected_cadence_days when a file does not say
-// (seed 004 §5.3).
+// .
 const DefaultCadenceDays = 30
 
 // Fetch strategies as written in configuration; stored as the seed's
@@ -280,7 +280,7 @@ func (r *reporter) readDept(file string, n *yaml.Node, what string) *Dept {
 }
 
 // readBinding reads dept_binding and local_dept_id with the rules of
-// seed 004 §7.5.3: the binding is required, pending is refused, and
+// the site file: the binding is required, pending is refused, and
 // local_dept_id is given if and only if the binding is mapped.
 func (r *reporter) readBinding(m *mapping) (string, *int64) {
 	binding := m.str("dept_binding", true, strings.Join(fileBindings, " | "))

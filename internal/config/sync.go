@@ -43,7 +43,7 @@ func (r SyncReport) String() string {
 var ErrConfigInvalid = errors.New("configuration has errors")
 
 // Sync writes the bundle's sites, site departments and targets to the
-// database in one transaction (seed 004 §7.5.3: YAML → DB at start). Targets
+// database in one transaction (YAML → DB at start). Targets
 // are written with source yaml, a cron from AssignCron and dept_id derived
 // from the binding. A yaml target that is no longer in the files is
 // disabled, never deleted, so its history stays. Runtime state (detect

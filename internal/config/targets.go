@@ -122,7 +122,7 @@ func firstPos(ps ...Pos) Pos {
 
 // EffectiveTemplate is the parser a template target uses: the site's
 // template with the target's parser_override merged over it key by key
-// (seed 004 §2.3). It is nil for a CMS-adapter site's target, whose parser
+// . It is nil for a CMS-adapter site's target, whose parser
 // is the adapter's.
 func EffectiveTemplate(site *SiteFile, target *TargetSpec) *Template {
 	var override *Template
@@ -226,7 +226,7 @@ func (d *Dept) DepartmentModel() *model.SiteDepartment {
 
 // Model converts the target to its crawl_target row (ID, SiteID and
 // SiteDepartmentID unset): source yaml, the cron from AssignCron, and
-// dept_id derived per seed 004 §5.3 (mapped → local_dept_id, else NULL).
+// dept_id derived by the binding rules (mapped → local_dept_id, else NULL).
 func (t TargetSpec) Model() *model.Target {
 	m := &model.Target{
 		TargetCode:          t.TargetCode,

@@ -220,7 +220,7 @@ func (d DetailTemplate) IsZero() bool {
 }
 
 // Merge returns t with every key set in override replacing t's, key by key
-// (seed 004 §2.3: effective parser = site template + target override).
+// (effective parser = site template + target override).
 // Either may be nil.
 func (t *Template) Merge(override *Template) *Template {
 	if t == nil && override == nil {

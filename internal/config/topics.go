@@ -10,7 +10,7 @@ import (
 )
 
 // Topics is config/topic_synonyms.yaml: topic tag → column-name synonyms
-// (seed 004 §7.6.3), used to tag columns in master_column_registry.
+// , used to tag columns in master_column_registry.
 type Topics struct {
 	order    []string            // tags in file order
 	synonyms map[string][]string // tag → synonyms as written

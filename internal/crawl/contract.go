@@ -16,7 +16,7 @@ var (
 	isoDate = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
 
-// ValidateArticle checks the normalized output contract of seed 004 §7.5.7
+// ValidateArticle checks the normalized article output contract
 // that every adapter and tier must meet before an article is stored: ids
 // set, URL normalized and hashed, status and strategy from their sets,
 // dates in their formats, publish_time sane, attributes in metadata_json.raw.

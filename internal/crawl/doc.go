@@ -1,7 +1,7 @@
-// Package crawl is the collection pipeline (seed 004 §7.1): for each target
+// Package crawl is the collection pipeline: for each target
 // it reads the list pages (template selectors or the gkmlpt API), fetches
 // new and changed details politely, parses them into the normalized Article
-// of seed 004 §7.5.7, inherits department and channel from the target, and
+// of the output contract, inherits department and channel from the target, and
 // stores articles, attachments and blobs. Fetching, politeness and logging
 // belong to internal/fetch; parsing to internal/adapter.
 package crawl

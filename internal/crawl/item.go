@@ -185,7 +185,7 @@ func (c *Crawler) summaryHead() int64 {
 	return 64 << 10
 }
 
-// buildArticle assembles the normalized article (seed 004 §7.5.7): fields
+// buildArticle assembles the normalized article: fields
 // from the page first, the list (or CMS API) where the page says nothing,
 // department and channel inherited from the target (§7.2, §7.3).
 func (j *job) buildArticle(item adapter.ListItem, norm, hash string, d *adapter.Detail, resp *fetch.Response) *model.Article {

@@ -13,7 +13,7 @@ import (
 	"zhizhi/internal/model"
 )
 
-// Validation is the dry-run report of seed 004 §8.2: does the template
+// Validation is the dry-run report: does the template
 // really read this column? Only the requests are recorded (crawl_log, and
 // the host's politeness state any fetch keeps); no article, attachment,
 // url_state, probe or column registry row is written.

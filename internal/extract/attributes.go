@@ -7,7 +7,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 )
 
-// Canonical attribute fields (seed 004 §6.2: frozen at seven).
+// Canonical attribute fields (frozen at seven).
 const (
 	FieldIndexNo       = "index_no"
 	FieldDocNo         = "doc_no"
@@ -18,7 +18,7 @@ const (
 	FieldOpenCategory  = "open_category"
 )
 
-// canonicalLabels maps a normalized label to its canonical field (DESIGN §7).
+// canonicalLabels maps a normalized label to its canonical field.
 var canonicalLabels = map[string]string{
 	"索引号": FieldIndexNo, "信息索引": FieldIndexNo,
 	"文号": FieldDocNo, "发文字号": FieldDocNo,

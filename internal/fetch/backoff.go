@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Backoff and breaker numbers (seed 000 §4.4, DESIGN §5). Sites may make
+// Backoff and breaker numbers. Sites may make
 // them stricter, never looser.
 const (
 	// BackoffBase is T₀ in T(k) = T₀·2^k.

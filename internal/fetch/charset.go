@@ -21,7 +21,7 @@ import (
 const MetaScanLimit = 4096
 
 // DecodeHTML transcodes an HTML body to UTF-8 before anything parses it
-// (DESIGN §7). The charset comes from, in order: a byte order mark, the
+// . The charset comes from, in order: a byte order mark, the
 // Content-Type header, a <meta> declaration in the first MetaScanLimit
 // bytes, then detection. A declaration the bytes contradict (GB18030
 // declared, UTF-8 sent, or the reverse) loses to the bytes: see

@@ -186,7 +186,7 @@ func (c *Client) LoadSitePolicies(ctx context.Context, res func(model.Site) Resi
 		return fmt.Errorf("load site policies: %w", err)
 	}
 	// A site's own spacing (rate.interval_sec, stored on each of its
-	// targets as interval_sec, seed 004 §5.3): the strictest one counts.
+	// targets as interval_sec): the strictest one counts.
 	targets, err := c.store.ListTargets(ctx, store.TargetFilter{})
 	if err != nil {
 		return fmt.Errorf("load site policies: %w", err)

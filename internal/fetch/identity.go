@@ -3,7 +3,7 @@ package fetch
 import "strings"
 
 // UserAgent is zhizhi's honest identity on every direct request
-// (DESIGN §5): "zhizhi/<version> (+<contact URL>)". The browser tier
+// : "zhizhi/<version> (+<contact URL>)". The browser tier
 // appends the same string to Chromium's own User-Agent.
 func UserAgent(version, contactURL string) string {
 	version = strings.TrimSpace(version)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Default politeness (seed 000 §4.2, DESIGN §5).
+// Default politeness.
 const (
 	DefaultBurst       = 3
 	DefaultInterval    = 2 * time.Second // one token per interval
@@ -143,7 +143,7 @@ func (l *Limiter) NotBefore(host string, t time.Time) {
 }
 
 // Drain empties a host's bucket, as when a worker takes over a host lease
-// (DESIGN §9): the newcomer cannot know what the last holder spent.
+// : the newcomer cannot know what the last holder spent.
 func (l *Limiter) Drain(host string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

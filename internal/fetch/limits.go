@@ -20,7 +20,7 @@ import (
 // AcceptEncoding is what zhizhi offers; DecodeBody understands each.
 const AcceptEncoding = "gzip, deflate, br"
 
-// MaxRedirects is the most redirects any request follows (DESIGN §6).
+// MaxRedirects is the most redirects any request follows.
 const MaxRedirects = 5
 
 // Limits bound one request. A site may make them stricter, never looser.
@@ -38,7 +38,7 @@ type Limits struct {
 	RequestTimeout time.Duration
 	// TruncateAt, when positive, stops reading the decoded body quietly
 	// after that many bytes (Response.Truncated): the byte-capped head read
-	// of summary-access sites (DESIGN §1).
+	// of summary-access sites.
 	TruncateAt int64
 }
 

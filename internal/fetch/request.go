@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Tiers of fetching, stored with the seed's names (seed 004 §7.5.7).
+// Tiers of fetching, stored with the seed's names.
 const (
 	TierDirect  = "httpx"
 	TierBrowser = "playwright"
@@ -32,7 +32,7 @@ type Request struct {
 
 	// MaxBytes caps the body; 0 means the client's default. With Head set,
 	// reading stops quietly at MaxBytes (Truncated) instead of failing: the
-	// byte-capped head read of summary-access sites (DESIGN §1).
+	// byte-capped head read of summary-access sites.
 	MaxBytes int64
 	Head     bool
 
@@ -54,7 +54,7 @@ type Response struct {
 	Duration    time.Duration
 }
 
-// HTML returns the body transcoded to UTF-8 per DESIGN §7.
+// HTML returns the body transcoded to UTF-8 (BOM, Content-Type, <meta>, then detection).
 func (r *Response) HTML() ([]byte, string, error) {
 	return DecodeHTML(r.Body, r.Header.Get("Content-Type"))
 }

@@ -107,7 +107,7 @@ func (e *RefusedError) Error() string {
 	}
 }
 
-// DefaultAllowedPorts are the ports any host may be reached on (DESIGN §6).
+// DefaultAllowedPorts are the ports any host may be reached on.
 var DefaultAllowedPorts = []int{80, 443}
 
 // Guard decides which connections zhizhi may open. Its DialContext checks
@@ -326,7 +326,7 @@ type refusedPrefix struct {
 	reason string
 }
 
-// refusedV4 and refusedV6 list what is never fetched (DESIGN §6). More
+// refusedV4 and refusedV6 list what is never fetched. More
 // specific prefixes come first so the reason names the narrowest range.
 var refusedV4 = []refusedPrefix{
 	{netip.MustParsePrefix("169.254.169.254/32"), "metadata address"},

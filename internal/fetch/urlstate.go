@@ -12,7 +12,7 @@ import (
 	"zhizhi/internal/store"
 )
 
-// Recheck bounds (seed 000 §4.7): next check = clamp(1.5 × mean observed
+// Recheck bounds: next check = clamp(1.5 × mean observed
 // change interval, 1 h, 30 d).
 const (
 	MinRecheck = time.Hour

@@ -1,6 +1,6 @@
 // Package model holds the plain structs that the other packages share: the
-// sites, departments, targets, articles, attachments and logs of seed 004 §5,
-// plus the runtime state tables of DESIGN §4. It has no behaviour beyond
+// sites, departments, targets, articles, attachments and logs the collector keeps,
+// plus the runtime state tables. It has no behaviour beyond
 // validation of enumerations; all SQL lives in internal/store.
 package model
 
@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Site roles (seed 004 §5.1).
+// Site roles.
 const (
 	RoleQingyuanLocal = "qingyuan_local"
 	RoleCountyLocal   = "county_local"
@@ -20,7 +20,7 @@ const (
 // SiteRoles lists every valid site_role.
 var SiteRoles = []string{RoleQingyuanLocal, RoleCountyLocal, RoleProvinceRef, RoleNationRef}
 
-// Access policies (DESIGN §1). A site with no configuration is summary.
+// Access policies. A site with no configuration is summary.
 const (
 	AccessFull    = "full"
 	AccessSummary = "summary"
@@ -28,14 +28,14 @@ const (
 
 // Fetch strategies. The seed names the tiers after its Python tools; we keep
 // its stored values (httpx = direct HTTP, playwright = headless browser) so
-// the output contract of seed 004 §7.5.7 holds, and accept direct/browser in
+// the article output contract holds, and accept direct/browser in
 // configuration.
 const (
 	StrategyDirect  = "httpx"
 	StrategyBrowser = "playwright"
 )
 
-// Department binding semantics (seed 004 §5.2). pending exists only at runtime.
+// Department binding semantics. pending exists only at runtime.
 const (
 	BindingPending     = "pending"
 	BindingMapped      = "mapped"
@@ -47,27 +47,27 @@ const (
 // DeptBindings lists every valid dept_binding value.
 var DeptBindings = []string{BindingPending, BindingMapped, BindingCityLevel, BindingCrossDept, BindingExternalRef}
 
-// Article statuses (seed 004 §5.5). RAG reads only ready.
+// Article statuses. RAG reads only ready.
 const (
 	StatusRaw    = "raw"
 	StatusReady  = "ready"
 	StatusFailed = "failed"
 )
 
-// Target sources (DESIGN §1): declared in a site YAML or created in the admin.
+// Target sources: declared in a site YAML or created in the admin.
 const (
 	SourceYAML  = "yaml"
 	SourceAdmin = "admin"
 )
 
-// Detect statuses of a site department (seed 004 §5.2).
+// Detect statuses of a site department.
 const (
 	DetectPending = "pending"
 	DetectOK      = "ok"
 	DetectFailed  = "failed"
 )
 
-// Request purposes recorded in crawl_log (DESIGN §13).
+// Request purposes recorded in crawl_log.
 const (
 	PurposeRobots     = "robots"
 	PurposeList       = "list"
@@ -91,7 +91,7 @@ type Site struct {
 	RespectRobots          bool
 	YAMLPath               string // empty when the site uses cms_adapter
 	Access                 string // full | summary
-	Owned                  bool   // politeness limits may be loosened (DESIGN §5)
+	Owned                  bool   // politeness limits may be loosened
 	Enabled                bool
 	Remark                 string
 	CreatedAt              time.Time
@@ -99,7 +99,7 @@ type Site struct {
 }
 
 // SiteDepartment is a row of site_department: a CMS dept_path bound to a
-// local department (seed 004 §5.2).
+// local department.
 type SiteDepartment struct {
 	ID               int64
 	SiteID           int64
@@ -115,7 +115,7 @@ type SiteDepartment struct {
 	UpdatedAt        time.Time
 }
 
-// Target is a row of crawl_target: one column entry on one site (seed 004 §5.3).
+// Target is a row of crawl_target: one column entry on one site.
 type Target struct {
 	ID                  int64
 	SiteID              int64
@@ -143,7 +143,7 @@ type Target struct {
 }
 
 // Department is a row of local_department, a snapshot of the OA subset
-// (seed 004 §5.4).
+// .
 type Department struct {
 	DeptID       int64
 	DeptName     string
@@ -157,8 +157,8 @@ type Department struct {
 	UpdatedAt    *time.Time
 }
 
-// Article is a row of article, the normalized output contract of
-// seed 004 §7.5.7.
+// Article is a row of article: the normalized output contract the crawl
+// pipeline promises.
 type Article struct {
 	ID                 int64
 	SiteID             int64
@@ -196,7 +196,7 @@ type Article struct {
 	Attachments        []Attachment
 }
 
-// Attachment is a row of attachment (seed 004 §5.6).
+// Attachment is a row of attachment.
 type Attachment struct {
 	ID           int64
 	ArticleID    int64
@@ -209,8 +209,7 @@ type Attachment struct {
 	DownloadedAt time.Time
 }
 
-// CrawlLog is a row of crawl_log: one request, whatever its purpose or tier
-// (seed 004 §5.7 plus the fields DESIGN §13 asks for).
+// CrawlLog is a row of crawl_log: one request, whatever its purpose or tier.
 type CrawlLog struct {
 	ID         int64
 	SiteID     *int64
@@ -230,7 +229,7 @@ type CrawlLog struct {
 	OccurredAt time.Time
 }
 
-// ColumnRegistry is a row of master_column_registry (seed 004 §5.8).
+// ColumnRegistry is a row of master_column_registry.
 type ColumnRegistry struct {
 	ID                 int64
 	AdapterID          string
@@ -249,7 +248,7 @@ type ColumnRegistry struct {
 }
 
 // URLState is a row of url_state: what we know of one URL for conditional
-// and adaptive re-fetching (seed 000 §4.7).
+// and adaptive re-fetching.
 type URLState struct {
 	URLHash         string
 	URL             string
@@ -265,7 +264,7 @@ type URLState struct {
 }
 
 // HostState is a row of host_state: per-host politeness state that survives
-// restarts (DESIGN §4, §5).
+// restarts.
 type HostState struct {
 	Host              string
 	ConsecutiveErrors int
@@ -306,7 +305,7 @@ type RobotsState struct {
 	UpdatedAt    time.Time
 }
 
-// Cookie is a row of the cookie pool for a site (DESIGN §4).
+// Cookie is a row of the cookie pool for a site.
 type Cookie struct {
 	ID        int64
 	SiteID    *int64

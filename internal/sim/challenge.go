@@ -10,8 +10,8 @@ import (
 	"strings"
 )
 
-// The cookie challenge imitates the city portal's anti-bot shield (seed 004
-// §7.5.4): HTTP 412 and a page whose script computes a proof over a server
+// The cookie challenge imitates the city portal's anti-bot shield:
+// HTTP 412 and a page whose script computes a proof over a server
 // nonce, stores it in a cookie and reloads. The proof binds an HMAC the
 // server signed (so the expiry can't be forged) and takes work only a script
 // run does; a client that never runs the page's JavaScript never gets in.

@@ -17,7 +17,7 @@ type kv struct {
 }
 
 // attributes lists the 公开属性 of a as site s prints them: each site has
-// its own labels, order and date format (DESIGN §7).
+// its own labels, order and date format.
 func attributes(s *site, a *article) []kv {
 	switch s.Kind {
 	case kindGkmlpt:

@@ -1,5 +1,5 @@
 // Package sim owns the simulated government web: deterministic local sites on
-// loopback that behave like the real portals zhizhi collects from (DESIGN §10).
+// loopback that behave like the real portals zhizhi collects from.
 // It serves a gkmlpt city portal behind a JavaScript cookie challenge, gkmlpt
 // county sites, a GB18030 template site, provincial and national reference
 // sites and a news site, each with its own listener; a control host exposes

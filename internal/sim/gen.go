@@ -348,7 +348,7 @@ func dayOf(t time.Time) time.Time {
 	return time.Date(y, m, d, 0, 0, 0, 0, shanghai)
 }
 
-// Date formats of DESIGN §7.
+// Date formats the real portals print.
 func isoDate(t time.Time) string { return t.In(shanghai).Format("2006-01-02") }
 func isoMinute(t time.Time) string {
 	return t.In(shanghai).Format("2006-01-02 15:04")

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// routeGkmlpt serves the gkmlpt CMS (DESIGN §8): the _CONFIG index page, the
+// routeGkmlpt serves the gkmlpt CMS: the _CONFIG index page, the
 // JSON list API and a home page. Details and attachments are looked up by
 // path before this is reached.
 func (w *World) routeGkmlpt(s *site, r *http.Request) *resource {

@@ -87,7 +87,7 @@ func group(id, name string, children ...*column) *column {
 }
 
 // defineSites returns the world's sites in a fixed order. Column names carry
-// the variants of seed 004 §7.6.3 (规划计划 / "规划计划 " / 规划与计划 / 发展规划).
+// the column-name variants real portals use (规划计划 / "规划计划 " / 规划与计划 / 发展规划).
 func defineSites() []*site {
 	return []*site{
 		{

@@ -52,7 +52,7 @@ type TruthAttachment struct {
 	SHA256 string `json:"sha256"`
 }
 
-// canonicalLabel maps a normalized label to its canonical field (DESIGN §7).
+// canonicalLabel maps a normalized label to its canonical field.
 var canonicalLabel = map[string]string{
 	"索引号": "index_no", "信息索引": "index_no",
 	"文号": "doc_no", "发文字号": "doc_no",

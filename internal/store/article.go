@@ -48,7 +48,7 @@ func URLHash(url string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// UpsertArticle stores an article with the dedupe rules of seed 004 §5.5:
+// UpsertArticle stores an article with these dedupe rules:
 // with a native_post_id the row (site_id, native_post_id) is the article,
 // and a changed URL moves url and url_hash on that same row; without one,
 // url_hash is the key. A URLHash left empty is computed from URL. An article

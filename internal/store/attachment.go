@@ -24,7 +24,7 @@ func scanAttachment(row interface{ Scan(...any) error }) (*model.Attachment, err
 // transaction, and keeps has_attachment in step. Identical lists write
 // nothing. For a summary-access site, attachments may be listed (name, URL)
 // but never stored: an entry with a file path or hash is refused with
-// ErrSummaryContent (DESIGN §1).
+// ErrSummaryContent.
 func (s *Store) ReplaceAttachments(ctx context.Context, articleID int64, atts []model.Attachment) error {
 	err := s.WithTx(ctx, func(tx *Tx) error {
 		_, err := tx.replaceAttachments(ctx, articleID, atts)

@@ -15,7 +15,7 @@ import (
 )
 
 // Blobs is the content-addressed file store for raw HTML, extracted text and
-// attachments (DESIGN §4). A blob is named by the SHA-256 of its bytes and
+// attachments. A blob is named by the SHA-256 of its bytes and
 // lives at <Dir>/blobs/ab/cd/<sha256>; it is written once and never changed,
 // so the same content stored twice takes the space of one.
 type Blobs struct {

@@ -9,8 +9,8 @@ import (
 	"zhizhi/internal/model"
 )
 
-// UpsertColumnRegistry records a column seen in a CMS listing (seed 004
-// §5.8), keyed by (adapter_id, site_id, column_id), and sets c.ID. A seen
+// UpsertColumnRegistry records a column seen in a CMS listing,
+// keyed by (adapter_id, site_id, column_id), and sets c.ID. A seen
 // column is active again; the column name is stored without trailing
 // spaces; a nil SubscribedTargetID keeps the stored subscription.
 func (s *Store) UpsertColumnRegistry(ctx context.Context, c *model.ColumnRegistry) error {
@@ -48,7 +48,7 @@ func (s *Store) UpsertColumnRegistry(ctx context.Context, c *model.ColumnRegistr
 
 // DeactivateColumnsExcept marks inactive every active column of the adapter
 // on the site whose column_id is not in keep: a column gone from the CMS
-// keeps its row and history (seed 004 §5.8).
+// keeps its row and history.
 func (s *Store) DeactivateColumnsExcept(ctx context.Context, adapterID string, siteID int64, keep []string) (int, error) {
 	query := `UPDATE master_column_registry SET active = ?, updated_at = ?
 		WHERE adapter_id = ? AND site_id = ? AND active = ?`
@@ -78,7 +78,7 @@ type ColumnFilter struct {
 	ActiveOnly       bool
 }
 
-// ListColumns searches the column registry across sites (seed 004 §7.6),
+// ListColumns searches the column registry across sites,
 // ordered by site and column. The tag lookup uses the GIN index on
 // PostgreSQL and the master_column_topic side table on SQLite.
 func (s *Store) ListColumns(ctx context.Context, f ColumnFilter) ([]model.ColumnRegistry, error) {

@@ -34,7 +34,7 @@ func (t *Tx) DepartmentExists(ctx context.Context, deptID int64) (bool, error) {
 // ImportDepartments writes a snapshot of the OA department subset in one
 // transaction: a row that fails leaves the table as it was. Existing
 // departments keep their dept_id and get the new names and fields
-// (seed 004 §5.4 snapshot semantics); departments missing from depts are
+// (snapshot semantics); departments missing from depts are
 // kept, because old articles still point at them.
 func (s *Store) ImportDepartments(ctx context.Context, depts []model.Department) (created, updated int, err error) {
 	err = s.WithTx(ctx, func(tx *Tx) error {

@@ -15,7 +15,7 @@ import (
 // ErrBadCursor is returned for an export cursor this store did not issue.
 var ErrBadCursor = errors.New("invalid export cursor")
 
-// ExportFilter selects articles for the RAG export (seed 004 §10).
+// ExportFilter selects articles for the RAG export.
 type ExportFilter struct {
 	SinceCursor string // from a previous page; empty starts at the beginning
 	Status      string // default ready: RAG reads only ready articles

@@ -27,7 +27,7 @@ func scanSite(row interface{ Scan(...any) error }) (*model.Site, error) {
 }
 
 // UpsertSite inserts or updates the site with s.SiteCode and sets s.ID.
-// An empty Access is stored as summary (DESIGN §1: a site nobody configured
+// An empty Access is stored as summary (a site nobody configured
 // gets only summaries). StrategyOverrideReason is runtime state written by
 // the crawler when it escalates a tier; an empty value here keeps the stored
 // one. changed reports whether a row was written.

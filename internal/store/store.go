@@ -1,5 +1,5 @@
-// Package store owns zhizhi's database: the schema of seed 004 §5 and the
-// runtime state tables of DESIGN §4, migrations embedded per dialect, and
+// Package store owns zhizhi's database: the collector's schema and the
+// runtime state tables, migrations embedded per dialect, and
 // every SQL statement the other packages need. It speaks to embedded SQLite
 // (modernc.org/sqlite) and to PostgreSQL (pgx) through database/sql; the few
 // places where the two dialects differ are switches inside this package, so
@@ -27,10 +27,10 @@ var (
 	// ErrNotFound is returned by lookups that find no row.
 	ErrNotFound = errors.New("not found")
 	// ErrSummaryContent refuses full text, raw HTML or stored attachments for
-	// an article of a site whose access policy is summary (DESIGN §1).
+	// an article of a site whose access policy is summary.
 	ErrSummaryContent = errors.New("site access is summary: full text, raw HTML and attachment files are not stored")
 	// ErrPendingBinding refuses a target whose site department has not been
-	// given a dept_binding yet (seed 004 §5.2, §5.3).
+	// given a dept_binding yet.
 	ErrPendingBinding = errors.New("site department dept_binding is pending: choose a binding before adding targets")
 )
 

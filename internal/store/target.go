@@ -30,11 +30,11 @@ func scanTarget(row interface{ Scan(...any) error }) (*model.Target, error) {
 	return &t, nil
 }
 
-// defaultCadenceDays is seed 004 §5.3's default expected_cadence_days.
+// defaultCadenceDays is the default expected_cadence_days.
 const defaultCadenceDays = 30
 
 // UpsertTarget inserts or updates the target with tg.TargetCode and sets
-// tg.ID. It applies seed 004 §5.3's derivation rules: a target of a CMS
+// tg.ID. It applies the derivation rules: a target of a CMS
 // adapter site must name its site department; the department's binding
 // must not be pending (ErrPendingBinding); dept_id is the department's
 // local_dept_id when mapped and NULL otherwise. The runtime fields
@@ -94,7 +94,7 @@ func (t *Tx) UpsertTarget(ctx context.Context, tg *model.Target) (id int64, chan
 	return old.ID, true, nil
 }
 
-// deriveTargetDept applies the site department rules of seed 004 §5.3.
+// deriveTargetDept applies the site department rules.
 func (t *Tx) deriveTargetDept(ctx context.Context, tg *model.Target) error {
 	var cmsAdapter string
 	err := t.c.queryRow(ctx, `SELECT cms_adapter FROM crawl_site WHERE id = ?`, tg.SiteID).Scan(strCol{&cmsAdapter})

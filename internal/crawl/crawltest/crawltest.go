@@ -270,7 +270,7 @@ type SiteCount struct{ Stored, Expected int }
 // Score compares every stored article with the truth: the configured,
 // expectedDepts reads, from the bundled configuration files rather than the
 // database under test, the dept_id every target's articles must carry
-// (seed 004 §7.2, §5.3): local_dept_id when the binding is mapped, none
+// : local_dept_id when the binding is mapped, none
 // otherwise.
 func expectedDepts(t testing.TB) map[string]*int64 {
 	t.Helper()

@@ -1,4 +1,4 @@
--- Schema of seed 004 §5 plus the runtime state tables of DESIGN §4.
+-- The collector's schema plus the runtime state tables.
 -- PostgreSQL flavour: bigint identity keys, timestamptz, date, jsonb, a GIN
 -- index on topic_tags. Keep the rules in step with migrations/sqlite.
 
@@ -21,9 +21,9 @@ CREATE TABLE crawl_site (
     remark                   varchar(500),
     created_at               timestamptz NOT NULL DEFAULT now(),
     updated_at               timestamptz NOT NULL DEFAULT now(),
-    -- seed 004 §5.1: exactly one of cms_adapter and yaml_path is set.
+    -- exactly one of cms_adapter and yaml_path is set.
     CONSTRAINT crawl_site_adapter_xor_yaml CHECK ((coalesce(cms_adapter, '') <> '') <> (coalesce(yaml_path, '') <> '')),
-    -- seed 004 §5.1: an adapter site without adapter_params_json may not be enabled.
+    -- an adapter site without adapter_params_json may not be enabled.
     CONSTRAINT crawl_site_adapter_params CHECK (coalesce(cms_adapter, '') = '' OR NOT enabled OR adapter_params_json IS NOT NULL)
 );
 
@@ -56,7 +56,7 @@ CREATE TABLE site_department (
     CONSTRAINT site_department_site_path_key UNIQUE (site_id, dept_path),
     -- lets crawl_target prove its department belongs to its own site
     CONSTRAINT site_department_id_site_key UNIQUE (id, site_id),
-    -- seed 004 §5.2: local_dept_id is required for mapped and empty otherwise.
+    -- local_dept_id is required for mapped and empty otherwise.
     CONSTRAINT site_department_mapped_has_dept CHECK ((dept_binding = 'mapped') = (local_dept_id IS NOT NULL))
 );
 
@@ -124,7 +124,7 @@ CREATE TABLE article (
     exported_to_rag_at  timestamptz,
     created_at          timestamptz NOT NULL DEFAULT now(),
     updated_at          timestamptz NOT NULL DEFAULT now(),
-    -- seed 004 §5.5: rows without native_post_id (NULL) do not take part.
+    -- rows without native_post_id (NULL) do not take part.
     CONSTRAINT article_site_native_key UNIQUE (site_id, native_post_id),
     CONSTRAINT article_url_hash_key UNIQUE (url_hash),
     CONSTRAINT article_target_same_site FOREIGN KEY (target_id, site_id) REFERENCES crawl_target (id, site_id)

@@ -1,5 +1,5 @@
 -- +goose Up
--- Politeness that outlives a process (DESIGN §5, §9): the host's token
+-- Politeness that outlives a process: the host's token
 -- bucket as the last request left it (tokens at bucket_at, the start of that
 -- request), so the next process continues it instead of starting with a full
 -- burst; robots.txt validators, so a new process revalidates its cached copy
