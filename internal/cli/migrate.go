@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"zhizhi/internal/store"
 )
 
 func init() { register(newMigrateCmd) }
@@ -15,18 +13,19 @@ func newMigrateCmd() *cobra.Command {
 		Use:   "migrate",
 		Short: "Create or upgrade the database schema",
 		Long: `Migrate opens the database named by ZHIZHI_DATABASE_URL (default: an SQLite
-file under ZHIZHI_DATA_DIR) and applies every pending migration. Every other
+file under ZHIZHI_DATA_DIR) and applies every pending migration, the job queue's tables included. Every other
 command that opens the database does the same automatically; this command
 exists to do it on purpose and to report the schema version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := store.Open(ctx, databaseURL(), settings.DataDir)
+			st, err := openStore(ctx)
 			if err != nil {
-				return exitCode(1, err.Error())
+				return err
 			}
 			defer st.Close()
-			// Open has applied every pending migration already.
+			// openStore has applied every pending migration already, the
+			// job queue's included.
 			v, err := st.SchemaVersion(ctx)
 			if err != nil {
 				return exitCode(1, err.Error())

@@ -51,6 +51,9 @@ type Crawler struct {
 	// or article in flight finishes, what is done is stored, and the rest
 	// stays due in the frontier.
 	Drain <-chan struct{}
+	// SkipRechecks leaves the re-checks of stored articles to
+	// RecheckTarget (serve runs them as their own low-priority jobs).
+	SkipRechecks bool
 
 	once  sync.Once
 	cache *indexCache
@@ -218,6 +221,47 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	}
 	if err := c.Store.MarkTargetCrawled(context.WithoutCancel(ctx), t.ID, c.now(), job.newest); err != nil && res.Err == nil {
 		res.Err = fmt.Errorf("record crawl of %s: %w", t.TargetCode, err)
+	}
+	return res
+}
+
+// RecheckTarget revalidates the target's stored articles whose next check
+// is due, with conditional requests, without walking its lists. Serve runs
+// it as its own low-priority work beside the scheduled crawls.
+func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result) {
+	res = Result{TargetCode: t.TargetCode, Started: c.now()}
+	defer func() { res.Finished = c.now() }()
+	site, err := c.Store.SiteByID(ctx, t.SiteID)
+	if err != nil {
+		res.Err = fmt.Errorf("load site of %s: %w", t.TargetCode, err)
+		return res
+	}
+	res.SiteCode = site.SiteCode
+	j := &job{c: c, site: site, target: t, res: &res}
+	if c.Bundle == nil {
+		res.Err = fmt.Errorf("no configuration loaded")
+		return res
+	}
+	if site.CMSAdapter != "" {
+		a := c.Bundle.CMS[site.CMSAdapter]
+		if a == nil {
+			res.Err = fmt.Errorf("adapter %q of site %s is not in the configuration", site.CMSAdapter, site.SiteCode)
+			return res
+		}
+		j.parse = gkmlptParser(a)
+	} else {
+		tmpl, err := j.effectiveTemplate()
+		if err != nil {
+			res.Err = err
+			return res
+		}
+		j.parse = templateParser(tmpl)
+	}
+	if err := j.recheck(ctx, map[int64]bool{}); err != nil {
+		res.Err = err
+		if errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) {
+			res.Interrupted = true
+		}
 	}
 	return res
 }

@@ -121,9 +121,10 @@ func (j *job) endWalk(ctx context.Context, cause error) {
 	}
 }
 
-// work fetches the target's due links, then re-checks its stored articles
-// that are due. It returns only what stops the target (host stop,
-// interruption, the store failing).
+// work fetches the target's due links, then (unless the crawler leaves
+// them to their own jobs) re-checks its stored articles that are due. It
+// returns only what stops the target (host stop, interruption, the store
+// failing).
 func (j *job) work(ctx context.Context) error {
 	if j.parse == nil {
 		return nil
@@ -157,6 +158,15 @@ func (j *job) work(ctx context.Context) error {
 			break
 		}
 	}
+	if j.c.SkipRechecks {
+		return nil
+	}
+	return j.recheck(ctx, done)
+}
+
+// recheck revalidates the target's stored articles whose next check is due
+// (conditional requests), skipping the links in done.
+func (j *job) recheck(ctx context.Context, done map[int64]bool) error {
 	limit := j.c.MaxRechecks
 	if limit <= 0 {
 		limit = 200

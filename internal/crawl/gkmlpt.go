@@ -113,6 +113,12 @@ func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.Si
 	return idx, nil
 }
 
+func gkmlptParser(a *config.Adapter) detailParser {
+	return func(body []byte, u *url.URL) (*adapter.Detail, error) {
+		return adapter.ParseDetail(body, u, a.Detail.DetailTemplate)
+	}
+}
+
 // runGkmlpt crawls one gkmlpt column through the list API, page by page,
 // stopping at the first page of known, unchanged articles.
 func (j *job) runGkmlpt(ctx context.Context) error {
@@ -162,9 +168,7 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 		return fmt.Errorf("column %s is not in the classify TREE of %s (removed from the CMS?)", j.target.ColumnID, dept.DeptPath)
 	}
 
-	j.parse = func(body []byte, u *url.URL) (*adapter.Detail, error) {
-		return adapter.ParseDetail(body, u, a.Detail.DetailTemplate)
-	}
+	j.parse = gkmlptParser(a)
 	vars := map[string]string{
 		"base_url": strings.TrimRight(j.site.BaseURL, "/"), "dept_path": dept.DeptPath,
 		"column_id": j.target.ColumnID, "sid": sid,

@@ -35,6 +35,12 @@ func (j *job) effectiveTemplate() (*config.Template, error) {
 	return t, nil
 }
 
+func templateParser(tmpl *config.Template) detailParser {
+	return func(body []byte, u *url.URL) (*adapter.Detail, error) {
+		return adapter.ParseDetail(body, u, tmpl.Detail)
+	}
+}
+
 // runTemplate walks a template-site target's list pages, by next link or
 // URL pattern, recording every article link in the frontier; the walk ends
 // at the last page, the page limit, or a page of links settled by an
@@ -52,9 +58,7 @@ func (j *job) runTemplate(ctx context.Context) error {
 	if maxPages <= 0 {
 		maxPages = j.c.maxListPages()
 	}
-	j.parse = func(body []byte, u *url.URL) (*adapter.Detail, error) {
-		return adapter.ParseDetail(body, u, tmpl.Detail)
-	}
+	j.parse = templateParser(tmpl)
 	if err := j.startWalk(ctx); err != nil {
 		return err
 	}

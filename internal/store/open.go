@@ -68,13 +68,7 @@ func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
 			return nil, fmt.Errorf("cannot create directory %s for the SQLite database (%s): %v — create it or fix %s", dir, settingDatabaseURL, rootCause(err), settingDatabaseURL)
 		}
 	}
-	q := url.Values{}
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "busy_timeout(5000)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Add("_pragma", "synchronous(NORMAL)")
-	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", sqliteDSN(path))
 	if err != nil {
 		return nil, fmt.Errorf("cannot open SQLite database %s (%s): %v", path, settingDatabaseURL, err)
 	}
@@ -85,6 +79,16 @@ func openSQLite(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, fmt.Errorf("cannot open SQLite database %s (%s): %v — check that the file and its directory are writable or fix %s", path, settingDatabaseURL, err, settingDatabaseURL)
 	}
 	return db, nil
+}
+
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
 }
 
 // openPostgres opens a pgx pool and pings the server, translating the

@@ -39,6 +39,7 @@ type Store struct {
 	db      *sql.DB
 	dialect string
 	dataDir string
+	dsn     string
 
 	// The directory of SQLite host locks (LockHost), found once.
 	lockDirOnce sync.Once
@@ -70,7 +71,7 @@ func Open(ctx context.Context, dsn, dataDir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	s := &Store{db: db, dialect: dialect, dataDir: dataDir, Now: time.Now}
+	s := &Store{db: db, dialect: dialect, dataDir: dataDir, dsn: dsn, Now: time.Now}
 	if _, err := s.Migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open database: %w", err)

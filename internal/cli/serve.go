@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/model"
+	"zhizhi/internal/queue"
+	"zhizhi/internal/store"
+)
+
+func init() { register(newServeCmd) }
+
+// serveStopGrace bounds a graceful stop: jobs under way get the drain
+// grace to finish what is in flight, then are cancelled.
+const serveStopGrace = drainGrace + 5*time.Second
+
+func newServeCmd() *cobra.Command {
+	var (
+		listen   string
+		workers  int
+		budget   time.Duration
+		timezone string
+		tick     time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the crawler as a service: schedules, crawl workers, /healthz, /readyz, /metrics",
+		Long: `Serve runs zhizhi as one long-running process: it crawls every enabled target
+at its schedule_cron (read in --timezone), re-checks stored articles when they
+are due, works the crawls asked for with 'zhizhi crawl --enqueue', and answers
+HTTP on --listen:
+
+  /healthz   200 while the process runs
+  /readyz    200 when the database answers and jobs are being worked, else 503
+  /metrics   Prometheus metrics
+
+Work is kept as jobs in the database (River). After downtime a missed
+schedule slot runs once, not once per missed slot; a crawl that was under way
+when the process stopped or died goes on from where it was.
+
+On the embedded SQLite database one serve process runs at a time. On
+PostgreSQL any number of serve processes, on one or several machines, share
+the work; the per-host politeness rules hold across all of them.
+
+SIGINT or SIGTERM stops it gracefully: no new jobs are taken, work in flight
+gets up to 10 seconds, what was collected is kept and the unfinished crawls
+stay queued for the next start; then it exits 0.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			loc, err := time.LoadLocation(timezone)
+			if err != nil {
+				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai)", timezone))
+			}
+			if workers < 1 || workers > 64 {
+				return exitCode(2, fmt.Sprintf("serve: --workers %d: use 1 to 64", workers))
+			}
+			if budget < 10*time.Second {
+				return exitCode(2, fmt.Sprintf("serve: --job-budget %s: use at least 10s", budget))
+			}
+			return runServe(cmd, serveOptions{listen: listen, workers: workers, budget: budget, loc: loc, tick: tick})
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "HTTP listen address (env ZHIZHI_LISTEN)")
+	cmd.Flags().IntVar(&workers, "workers", queue.DefaultWorkers, "crawl jobs this process works at once")
+	cmd.Flags().DurationVar(&budget, "job-budget", queue.DefaultBudget, "how long one crawl job works before it yields and goes on later")
+	cmd.Flags().StringVar(&timezone, "timezone", envOr("ZHIZHI_TIMEZONE", queue.DefaultTimeZone), "time zone of schedule_cron (env ZHIZHI_TIMEZONE)")
+	cmd.Flags().DurationVar(&tick, "tick", queue.DefaultTickEvery, "how often the schedule is looked at")
+	_ = cmd.Flags().MarkHidden("tick")
+	return cmd
+}
+
+type serveOptions struct {
+	listen  string
+	workers int
+	budget  time.Duration
+	loc     *time.Location
+	tick    time.Duration
+}
+
+func runServe(cmd *cobra.Command, o serveOptions) error {
+	errw := cmd.ErrOrStderr()
+	ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	st, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	release, err := st.LockServe(ctx)
+	if err != nil {
+		if errors.Is(err, store.ErrServeRunning) {
+			return exitCode(1, "serve: "+err.Error()+" — stop it first, or use PostgreSQL (ZHIZHI_DATABASE_URL=postgres://…) to run several")
+		}
+		return exitCode(1, "serve: "+err.Error())
+	}
+	defer release()
+	b, err := loadBundle()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return exitCode(1, fmt.Sprintf("serve: cannot listen on %s (--listen / ZHIZHI_LISTEN): %v", o.listen, err))
+	}
+	client, err := newClient(ctx, st, b)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer client.Close() // stops Chromium and removes its profile
+	host, _ := os.Hostname()
+	q, err := queue.Open(ctx, queue.Options{
+		Store: st, Fetch: client, Bundle: b, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
+		Location: o.loc, Log: slog.Default(), ID: fmt.Sprintf("%s-%d", host, os.Getpid()),
+		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
+			logTargetResult(kind, t, r)
+		},
+	})
+	if err != nil {
+		ln.Close()
+		return exitCode(1, "serve: "+err.Error())
+	}
+	var ready atomic.Bool
+	srv := &http.Server{Handler: serveMux(st, &ready), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
+		srv.Close()
+		return exitCode(1, "serve: "+err.Error())
+	}
+	ready.Store(true)
+	fmt.Fprintf(errw, "serve: 已启动 — http://%s (healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
+		ln.Addr(), st.Dialect(), o.workers, o.loc)
+	<-ctx.Done()
+	stopSignals() // a second signal now takes its default action
+	ready.Store(false)
+	fmt.Fprintf(errw, "serve: 收到停止信号 — 不再领取新任务，进行中的工作最多再等 %d 秒\n", int(serveStopGrace/time.Second))
+	stopErr := q.Stop(serveStopGrace)
+	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	srv.Shutdown(shut)
+	if stopErr != nil {
+		fmt.Fprintf(errw, "serve: 停止时部分任务被中断（下次启动继续）: %v\n", stopErr)
+	}
+	fmt.Fprintln(errw, "serve: 已停止；未完成的采集留在队列中，下次启动继续")
+	return nil
+}
+
+// serveMux answers /healthz, /readyz and /metrics.
+func serveMux(st *store.Store, ready *atomic.Bool) *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		defer cancel()
+		if !ready.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready: job queue not running (starting or stopping)")
+			return
+		}
+		if err := st.DB().PingContext(ctx); err != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintf(w, "not ready: database does not answer: %v\n", err)
+			return
+		}
+		fmt.Fprintln(w, "ready")
+	})
+	return mux
+}
+
+// logTargetResult writes one log line per finished job.
+func logTargetResult(kind string, t model.Target, r crawl.Result) {
+	args := []any{"job", kind, "target", t.TargetCode, "created", r.Created, "updated", r.Updated,
+		"unchanged", r.Unchanged, "failed", r.Failed, "pending", r.Pending, "took", r.Finished.Sub(r.Started).Round(time.Millisecond)}
+	switch {
+	case r.Interrupted:
+		slog.Info("job paused, goes on later", args...)
+	case r.Err != nil:
+		slog.Warn("job failed", append(args, "err", r.Err)...)
+	default:
+		slog.Info("job done", args...)
+	}
+}

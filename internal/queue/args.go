@@ -1,0 +1,103 @@
+package queue
+
+import (
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Job kinds, as stored in the queue.
+const (
+	KindCrawl   = "crawl_target"
+	KindRecheck = "recheck_target"
+	KindTick    = "schedule_tick"
+)
+
+// Queues. Crawls and re-checks share the crawl queue, so that the number
+// of crawl workers bounds all fetching; the scheduler has a queue of its
+// own so that a process busy crawling still keeps time.
+const (
+	QueueCrawl       = "crawl"
+	QueueMaintenance = "maintenance"
+)
+
+// Priorities: River works 1 before 2 before 4. A crawl asked for by a
+// person jumps the scheduled ones; re-checks of stored articles come last.
+const (
+	PriorityNow      = 1
+	PrioritySchedule = 2
+	PriorityRecheck  = 4
+)
+
+// Reasons a crawl was queued.
+const (
+	ReasonSchedule = "schedule" // its cron slot came
+	ReasonFirst    = "first"    // never crawled yet
+	ReasonNow      = "now"      // a person asked for it
+)
+
+// busyStates are the states in which a job of a target counts as queued or
+// running: while one is in them, no second job of that target is inserted.
+// River needs available, pending, running and scheduled in any such list.
+var busyStates = []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
+	rivertype.JobStateScheduled, rivertype.JobStateRetryable,
+}
+
+// CrawlArgs is one target's crawl: walk its lists, fetch its new and due
+// links. Unique per target while queued or running.
+type CrawlArgs struct {
+	TargetID   int64      `json:"target_id" river:"unique"`
+	TargetCode string     `json:"target_code"`
+	Reason     string     `json:"reason"`
+	Slot       *time.Time `json:"slot,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (CrawlArgs) Kind() string { return KindCrawl }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (CrawlArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueCrawl, Priority: PrioritySchedule, MaxAttempts: crawlMaxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: busyStates},
+	}
+}
+
+// RecheckArgs revalidates a target's stored articles whose next check is
+// due. Unique per target while queued or running.
+type RecheckArgs struct {
+	TargetID   int64  `json:"target_id" river:"unique"`
+	TargetCode string `json:"target_code"`
+}
+
+// Kind implements river.JobArgs.
+func (RecheckArgs) Kind() string { return KindRecheck }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (RecheckArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueCrawl, Priority: PriorityRecheck, MaxAttempts: crawlMaxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: busyStates},
+	}
+}
+
+// TickArgs runs the scheduler once. River's leader inserts it every minute.
+type TickArgs struct{}
+
+// Kind implements river.JobArgs.
+func (TickArgs) Kind() string { return KindTick }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (TickArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueMaintenance, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByState: busyStates},
+	}
+}
+
+// crawlMaxAttempts: a crawl that keeps failing is given up after this many
+// tries; its next cron slot starts afresh, and its failed links wait in the
+// frontier with their own backoff.
+const crawlMaxAttempts = 4

@@ -1,0 +1,349 @@
+// Package queue runs zhizhi's work as jobs on River: one job per target
+// crawl (unique per target while queued or running), re-checks of stored
+// articles as low-priority jobs, and the scheduler as a periodic job that
+// River's elected leader inserts. On SQLite River uses the embedded file
+// (one process); on PostgreSQL any number of processes on any number of
+// machines share the queue, River's rescuer takes back the jobs of one that
+// died, and the per-host politeness rules hold across all of them because
+// the host lock and token bucket live in the database.
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	_ "time/tzdata" // schedules name Asia/Shanghai even where the system has no zone files
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"github.com/riverqueue/river/rivertype"
+
+	"zhizhi/internal/config"
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// jobClient is the part of a River client (of either driver) zhizhi uses.
+type jobClient interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
+	ID() string
+}
+
+// Defaults.
+const (
+	DefaultWorkers   = 4
+	DefaultBudget    = 20 * time.Minute
+	DefaultTickEvery = time.Minute
+	// drainGrace is how long work under way may finish after a drain
+	// (a job's budget ran out, or the process is stopping).
+	drainGrace = 10 * time.Second
+)
+
+// Options configure a Queue.
+type Options struct {
+	Store *store.Store
+	// Fetch, Bundle: what the crawl workers fetch through and read their
+	// templates from. Without Fetch the queue only inserts (the CLI's
+	// "crawl now").
+	Fetch  crawl.Fetcher
+	Bundle *config.Bundle
+	// Workers is how many jobs of the crawl queue this process works at
+	// once (its sites side by side; the per-host rules hold regardless).
+	Workers int
+	// Budget is how long one crawl job works before it yields its worker
+	// and continues later from the frontier, so that no job runs for hours
+	// and River's rescuer can tell a dead worker's job from a long one.
+	Budget time.Duration
+	// TickEvery is how often the leader runs the scheduler.
+	TickEvery time.Duration
+	// Location is the time zone schedules are read in.
+	Location *time.Location
+	// OnResult, when set, receives every crawl and re-check job's result
+	// (kind is KindCrawl or KindRecheck).
+	OnResult func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration)
+	// Now is the scheduler's clock (tests); time.Now by default.
+	Now func() time.Time
+	Log *slog.Logger
+	// ID names this process in River (default: River's own).
+	ID string
+}
+
+// Queue is zhizhi's River client with its workers and scheduler.
+type Queue struct {
+	opts      Options
+	jobs      jobClient
+	counts    func(ctx context.Context) (map[rivertype.JobState]int, error)
+	closeDB   func()
+	scheduler *Scheduler
+
+	drainOnce sync.Once
+	drain     chan struct{}
+}
+
+// Migrate brings River's own tables up to date on st's database. Any number
+// of processes may call it at once: on PostgreSQL an advisory lock
+// serialises them, on SQLite the write lock does.
+func Migrate(ctx context.Context, st *store.Store) error {
+	switch st.Dialect() {
+	case store.DialectPostgres:
+		pool, err := st.QueuePGXPool(ctx, 2)
+		if err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		defer pool.Close()
+		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('zhizhi river migrate'))`); err != nil {
+				return fmt.Errorf("job queue migration lock: %w", err)
+			}
+			return migrateUp(ctx, riverpgxv5.New(pool), tx)
+		})
+	default:
+		db, err := st.QueueSQLiteDB(ctx)
+		if err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		defer db.Close()
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		defer tx.Rollback()
+		if err := migrateUp(ctx, riversqlite.New(db), tx); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+}
+
+func migrateUp[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], tx TTx) error {
+	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return fmt.Errorf("job queue migration: %w", err)
+	}
+	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("job queue migration: %w", err)
+	}
+	return nil
+}
+
+// Open builds the River client on st's database. Its tables must exist
+// (Migrate). With opts.Fetch set, it registers the workers, the queues and
+// the periodic scheduler; Start begins working.
+func Open(ctx context.Context, opts Options) (*Queue, error) {
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultWorkers
+	}
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	if opts.TickEvery <= 0 {
+		opts.TickEvery = DefaultTickEvery
+	}
+	if opts.Location == nil {
+		loc, err := time.LoadLocation(DefaultTimeZone)
+		if err != nil {
+			return nil, fmt.Errorf("time zone %s: %w", DefaultTimeZone, err)
+		}
+		opts.Location = loc
+	}
+	q := &Queue{opts: opts, drain: make(chan struct{})}
+	cfg := q.riverConfig()
+	switch opts.Store.Dialect() {
+	case store.DialectPostgres:
+		pool, err := opts.Store.QueuePGXPool(ctx, int32(opts.Workers+6))
+		if err != nil {
+			return nil, err
+		}
+		c, err := river.NewClient(riverpgxv5.New(pool), cfg)
+		if err != nil {
+			pool.Close()
+			return nil, fmt.Errorf("job queue: %w", err)
+		}
+		q.jobs, q.closeDB = c, pool.Close
+		q.counts = countsOf(c.Driver())
+	default:
+		db, err := opts.Store.QueueSQLiteDB(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c, err := river.NewClient(riversqlite.New(db), cfg)
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("job queue: %w", err)
+		}
+		q.jobs, q.closeDB = c, func() { db.Close() }
+		q.counts = countsOf(c.Driver())
+	}
+	q.scheduler = &Scheduler{Store: opts.Store, Jobs: q.jobs, Location: opts.Location, Now: opts.Now, Log: opts.Log}
+	return q, nil
+}
+
+func countsOf[TTx any](d riverdriver.Driver[TTx]) func(ctx context.Context) (map[rivertype.JobState]int, error) {
+	return func(ctx context.Context) (map[rivertype.JobState]int, error) {
+		return d.GetExecutor().JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
+	}
+}
+
+func (q *Queue) riverConfig() *river.Config {
+	// A job's context ends a little after its budget and the drain grace;
+	// River's rescuer takes a job back only after that, so it never
+	// mistakes a live job for a dead worker's.
+	timeout := q.opts.Budget + 2*drainGrace
+	cfg := &river.Config{
+		ID:                   q.opts.ID,
+		Logger:               riverLogger(q.log()),
+		JobTimeout:           timeout,
+		RescueStuckJobsAfter: timeout + 2*drainGrace,
+		RetryPolicy:          &retryPolicy{st: q.opts.Store},
+		MaxAttempts:          crawlMaxAttempts,
+	}
+	if q.opts.Fetch == nil {
+		return cfg // insert-only: no workers, no queues, no leader duties
+	}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &crawlWorker{q: q})
+	river.AddWorker(workers, &recheckWorker{q: q})
+	river.AddWorker(workers, &tickWorker{q: q})
+	cfg.Workers = workers
+	cfg.Queues = map[string]river.QueueConfig{
+		QueueCrawl:       {MaxWorkers: q.opts.Workers},
+		QueueMaintenance: {MaxWorkers: 1},
+	}
+	cfg.PeriodicJobs = []*river.PeriodicJob{
+		river.NewPeriodicJob(river.PeriodicInterval(q.opts.TickEvery),
+			func() (river.JobArgs, *river.InsertOpts) { return TickArgs{}, nil },
+			&river.PeriodicJobOpts{ID: KindTick, RunOnStart: true}),
+	}
+	return cfg
+}
+
+// riverLogger passes on River's warnings and errors only: its routine
+// information (producer counts every few seconds) would drown zhizhi's own.
+func riverLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(minLevel{l.Handler(), slog.LevelWarn}).With("part", "river")
+}
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(a []slog.Attr) slog.Handler { return minLevel{h.Handler.WithAttrs(a), h.min} }
+func (h minLevel) WithGroup(n string) slog.Handler      { return minLevel{h.Handler.WithGroup(n), h.min} }
+
+func (q *Queue) log() *slog.Logger {
+	if q.opts.Log != nil {
+		return q.opts.Log
+	}
+	return slog.Default()
+}
+
+// Scheduler returns the queue's scheduler (tests tick it by hand).
+func (q *Queue) Scheduler() *Scheduler { return q.scheduler }
+
+// Start begins working jobs; the leader starts the scheduler.
+func (q *Queue) Start(ctx context.Context) error {
+	if err := q.jobs.Start(ctx); err != nil {
+		return fmt.Errorf("job queue: %w", err)
+	}
+	return nil
+}
+
+// Drain asks every job under way to stop taking new work: a crawl finishes
+// the request in flight, stores what it has and is queued again to go on.
+func (q *Queue) Drain() { q.drainOnce.Do(func() { close(q.drain) }) }
+
+// Stop drains, waits up to grace for the jobs under way to return (each is
+// recorded as snoozed or done, so the next process goes on from there),
+// then cancels what is left and closes the queue's connections.
+func (q *Queue) Stop(grace time.Duration) error {
+	q.Drain()
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err := q.jobs.Stop(ctx)
+	if err != nil && q.opts.Fetch != nil {
+		hard, cancel2 := context.WithTimeout(context.Background(), drainGrace)
+		defer cancel2()
+		err = q.jobs.StopAndCancel(hard)
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	q.closeDB()
+	return err
+}
+
+// Close releases an insert-only queue.
+func (q *Queue) Close() { q.closeDB() }
+
+// Depth counts the queue's jobs by state.
+func (q *Queue) Depth(ctx context.Context) (map[rivertype.JobState]int, error) {
+	return q.counts(ctx)
+}
+
+// Enqueued says what CrawlNow did for one target.
+type Enqueued struct {
+	JobID int64
+	// Running: the target's crawl is already running; nothing was added.
+	Running bool
+	// Moved: a queued crawl of the target was moved to the front.
+	Moved bool
+}
+
+// CrawlNow queues a crawl of t ahead of every scheduled one. When the
+// target already has a crawl waiting, that one is replaced by the urgent
+// one; when its crawl is running, nothing is added.
+func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) {
+	args := CrawlArgs{TargetID: t.ID, TargetCode: t.TargetCode, Reason: ReasonNow}
+	opts := &river.InsertOpts{Priority: PriorityNow}
+	for range 3 {
+		r, err := q.jobs.Insert(ctx, args, opts)
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("queue crawl of %s: %w", t.TargetCode, err)
+		}
+		if !r.UniqueSkippedAsDuplicate {
+			return Enqueued{JobID: r.Job.ID}, nil
+		}
+		old := r.Job
+		switch {
+		case old.State == rivertype.JobStateRunning:
+			return Enqueued{JobID: old.ID, Running: true}, nil
+		case old.Kind == KindCrawl && old.Priority <= PriorityNow:
+			return Enqueued{JobID: old.ID}, nil
+		}
+		// A scheduled crawl is waiting at a lower priority: cancel it (it
+		// has not started) and insert the urgent one in its place.
+		if _, err := q.jobs.JobCancel(ctx, old.ID); err != nil {
+			return Enqueued{}, fmt.Errorf("move crawl of %s forward: %w", t.TargetCode, err)
+		}
+		args.Reason = ReasonNow
+		r2, err := q.jobs.Insert(ctx, args, opts)
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("queue crawl of %s: %w", t.TargetCode, err)
+		}
+		if !r2.UniqueSkippedAsDuplicate {
+			return Enqueued{JobID: r2.Job.ID, Moved: true}, nil
+		}
+		// It started between the two steps: look again.
+	}
+	return Enqueued{}, fmt.Errorf("queue crawl of %s: its job keeps changing state; try again", t.TargetCode)
+}

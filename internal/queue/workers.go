@@ -1,0 +1,201 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// continueAfter is how soon a crawl that used up its budget, or was
+// stopped with the process, is picked up again.
+const continueAfter = time.Second
+
+// crawlWorker crawls one target: walk its lists, fetch its new and due
+// links (re-checks are their own jobs).
+type crawlWorker struct {
+	river.WorkerDefaults[CrawlArgs]
+	q *Queue
+}
+
+func (w *crawlWorker) Work(ctx context.Context, job *river.Job[CrawlArgs]) error {
+	return w.q.runTarget(ctx, KindCrawl, job.JobRow, job.Args.TargetID)
+}
+
+// recheckWorker revalidates a target's stored articles that are due.
+type recheckWorker struct {
+	river.WorkerDefaults[RecheckArgs]
+	q *Queue
+}
+
+func (w *recheckWorker) Work(ctx context.Context, job *river.Job[RecheckArgs]) error {
+	return w.q.runTarget(ctx, KindRecheck, job.JobRow, job.Args.TargetID)
+}
+
+// tickWorker runs the scheduler.
+type tickWorker struct {
+	river.WorkerDefaults[TickArgs]
+	q *Queue
+}
+
+func (w *tickWorker) Work(ctx context.Context, job *river.Job[TickArgs]) error {
+	_, err := w.q.scheduler.Tick(ctx)
+	return err
+}
+
+// Timeout lets a tick run at most a minute whatever the client's job
+// timeout.
+func (w *tickWorker) Timeout(*river.Job[TickArgs]) time.Duration { return time.Minute }
+
+// runTarget is the work of a crawl or re-check job. Its result decides what
+// River does next:
+//   - done, or failed articles only (they wait in the frontier): complete;
+//   - the budget ran out or the process is stopping: snooze, so the job is
+//     taken up again (here or by another worker) and goes on from the
+//     frontier;
+//   - the host's breaker is open or it is backing off: snooze until the
+//     host may be asked again, never sooner;
+//   - a CAPTCHA or a robots.txt refusal of the whole host: cancel; a
+//     person has to look, and the next schedule slot tries again;
+//   - the target itself failed (a list page, the configuration): an error,
+//     retried by retryPolicy.
+func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRow, targetID int64) error {
+	st := q.opts.Store
+	t, err := st.TargetByID(ctx, targetID)
+	if errors.Is(err, store.ErrNotFound) {
+		return river.JobCancel(fmt.Errorf("target %d no longer exists", targetID))
+	}
+	if err != nil {
+		return err
+	}
+	if !q.targetEnabled(ctx, *t) {
+		return river.JobCancel(fmt.Errorf("target %s is disabled", t.TargetCode))
+	}
+	drain := make(chan struct{})
+	budget := time.AfterFunc(q.opts.Budget, func() { close(drain) })
+	go func() {
+		select {
+		case <-q.drain:
+			if budget.Stop() {
+				close(drain)
+			}
+		case <-drain:
+		}
+	}()
+	defer func() {
+		if budget.Stop() {
+			close(drain)
+		}
+	}()
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: q.opts.Bundle,
+		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
+	var res crawl.Result
+	if kind == KindRecheck {
+		res = c.RecheckTarget(ctx, *t)
+	} else {
+		res = c.CrawlTarget(ctx, *t)
+	}
+	if q.opts.OnResult != nil {
+		wait := time.Duration(0)
+		if row.AttemptedAt != nil {
+			wait = row.AttemptedAt.Sub(row.ScheduledAt)
+		}
+		q.opts.OnResult(context.WithoutCancel(ctx), kind, *t, res, wait)
+	}
+	return jobOutcome(res, time.Now())
+}
+
+// jobOutcome maps a target's result to what River does with its job.
+func jobOutcome(res crawl.Result, now time.Time) error {
+	if res.Err == nil {
+		return nil
+	}
+	var blocked *fetch.BlockedError
+	if errors.As(res.Err, &blocked) {
+		if blocked.Cause == fetch.BlockCaptcha {
+			return river.JobCancel(res.Err)
+		}
+		wait := blocked.Until.Sub(now)
+		if wait < continueAfter {
+			wait = continueAfter
+		}
+		return river.JobSnooze(wait)
+	}
+	if fetch.IsHostStop(res.Err) {
+		return river.JobCancel(res.Err)
+	}
+	if res.Interrupted {
+		return river.JobSnooze(continueAfter)
+	}
+	return res.Err
+}
+
+func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
+	if !t.Enabled {
+		return false
+	}
+	list, err := q.opts.Store.ListTargets(ctx, store.TargetFilter{TargetCode: t.TargetCode, EnabledOnly: true})
+	return err == nil && len(list) == 1
+}
+
+// retryPolicy spaces the retries of a failed job: 5 min, 10, 20 … up to 6 h,
+// and never before the host may be asked again (its backoff or breaker), so
+// a retry does not knock at a host that is resting.
+type retryPolicy struct{ st *store.Store }
+
+func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	now := time.Now()
+	wait := 5 * time.Minute
+	for i := 1; i < job.Attempt && wait < 6*time.Hour; i++ {
+		wait *= 2
+	}
+	wait = min(wait, 6*time.Hour)
+	next := now.Add(wait)
+	if until := p.hostFreeAt(job); until.After(next) {
+		next = until
+	}
+	return next
+}
+
+// hostFreeAt is when the host of the job's target may be asked again
+// (zero when it is free or unknown).
+func (p *retryPolicy) hostFreeAt(job *rivertype.JobRow) time.Time {
+	if p.st == nil || (job.Kind != KindCrawl && job.Kind != KindRecheck) {
+		return time.Time{}
+	}
+	var a struct {
+		TargetID int64 `json:"target_id"`
+	}
+	if err := jsonUnmarshal(job.EncodedArgs, &a); err != nil {
+		return time.Time{}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	t, err := p.st.TargetByID(ctx, a.TargetID)
+	if err != nil {
+		return time.Time{}
+	}
+	site, err := p.st.SiteByID(ctx, t.SiteID)
+	if err != nil {
+		return time.Time{}
+	}
+	hs, err := p.st.GetHostState(ctx, fetch.SiteHost(*site))
+	if err != nil {
+		return time.Time{}
+	}
+	var free time.Time
+	for _, u := range []*time.Time{hs.BackoffUntil, hs.BreakerUntil} {
+		if u != nil && u.After(free) {
+			free = *u
+		}
+	}
+	return free
+}
