@@ -17,7 +17,6 @@ import (
 	"time"
 	_ "time/tzdata" // schedules name Asia/Shanghai even where the system has no zone files
 
-	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -106,12 +105,26 @@ func Migrate(ctx context.Context, st *store.Store) error {
 			return fmt.Errorf("job queue migration: %w", err)
 		}
 		defer pool.Close()
-		return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('zhizhi river migrate'))`); err != nil {
-				return fmt.Errorf("job queue migration lock: %w", err)
-			}
-			return migrateUp(ctx, riverpgxv5.New(pool), tx)
-		})
+		// River's migrations each run in their own transaction (one adds an
+		// enum value a later one uses), so the lock is a session lock on a
+		// connection of its own, held while they run on the others.
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		defer conn.Release()
+		if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('zhizhi river migrate'))`); err != nil {
+			return fmt.Errorf("job queue migration lock: %w", err)
+		}
+		defer conn.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtext('zhizhi river migrate'))`)
+		m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
+		}
+		return nil
 	default:
 		db, err := st.QueueSQLiteDB(ctx)
 		if err != nil {
