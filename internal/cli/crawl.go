@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -11,13 +12,14 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
+	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 )
 
 func init() { register(newCrawlCmd) }
 
 func newCrawlCmd() *cobra.Command {
-	var all, full bool
+	var all, full, enqueue bool
 	var siteCode, targetCode string
 	cmd := &cobra.Command{
 		Use:   "crawl (--all | --site CODE | --target CODE)",
@@ -26,6 +28,11 @@ func newCrawlCmd() *cobra.Command {
 first) politely: robots.txt, one request in flight per host, the token bucket,
 backoff and breaker all apply. It shows progress on stderr and prints a table
 per target at the end.
+
+With --enqueue it crawls nothing itself: the crawls are queued in the
+database, ahead of every scheduled one, for 'zhizhi serve' to work. A target
+whose crawl is already waiting is moved to the front; one whose crawl is
+running is left alone.
 
 Ctrl-C (SIGINT) or SIGTERM stops it gracefully: no new work starts, requests
 under way get up to 10 seconds to finish, what was collected is kept, the
@@ -70,6 +77,12 @@ once. Run it again to go on.
 				}
 				return exitCode(2, "crawl: "+what+" — run `zhizhi config sync` (and `zhizhi target list` to see them)")
 			}
+			if enqueue {
+				if full {
+					return exitCode(2, "crawl: --full and --enqueue do not go together (a queued crawl walks the lists as a scheduled one does)")
+				}
+				return enqueueCrawls(ctx, st, targets, cmd.OutOrStdout())
+			}
 			results, err := runCrawl(cmd, intr, st, b, targets, full, cmd.OutOrStdout())
 			if err != nil {
 				return err
@@ -80,8 +93,38 @@ once. Run it again to go on.
 	cmd.Flags().BoolVar(&all, "all", false, "every enabled target")
 	cmd.Flags().StringVar(&siteCode, "site", "", "the enabled targets of one site")
 	cmd.Flags().StringVar(&targetCode, "target", "", "one target")
+	cmd.Flags().BoolVar(&enqueue, "enqueue", false, "do not crawl here: queue the crawls ahead of the scheduled ones for a running 'zhizhi serve' to do")
 	cmd.Flags().BoolVar(&full, "full", false, "walk every list page (up to the page limit) instead of stopping at articles already known; still fetches only new and due articles")
 	return cmd
+}
+
+// enqueueCrawls queues an urgent crawl of each target and says what
+// happened to each.
+func enqueueCrawls(ctx context.Context, st *store.Store, targets []model.Target, out io.Writer) error {
+	q, err := queue.Open(ctx, queue.Options{Store: st})
+	if err != nil {
+		return exitCode(1, "crawl --enqueue: "+err.Error())
+	}
+	defer q.Close()
+	tw := &table{header: []string{"TARGET_CODE", "任务 JOB", "状态 STATE"}}
+	for _, t := range targets {
+		e, err := q.CrawlNow(ctx, t)
+		if err != nil {
+			tw.write(out)
+			return exitCode(1, "crawl --enqueue: "+err.Error())
+		}
+		state := "已加入队列，排在定时任务之前 (queued first)"
+		switch {
+		case e.Running:
+			state = "正在采集，未重复加入 (already running)"
+		case e.Moved:
+			state = "已提前到队首 (moved to the front)"
+		}
+		tw.add(t.TargetCode, fmt.Sprint(e.JobID), state)
+	}
+	tw.write(out)
+	fmt.Fprintf(out, "%d 个栏目已排队；由运行中的 zhizhi serve 执行 (a running `zhizhi serve` works them)\n", len(targets))
+	return nil
 }
 
 // crawlExitHelp documents the exit status of the commands that crawl.
