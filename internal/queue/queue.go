@@ -362,3 +362,57 @@ func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) 
 	}
 	return Enqueued{}, fmt.Errorf("queue crawl of %s: its job keeps changing state; try again", t.TargetCode)
 }
+
+// JobInfo is one crawl or re-check job that is not finished.
+type JobInfo struct {
+	ID          int64
+	Kind        string
+	TargetCode  string
+	State       rivertype.JobState
+	Priority    int
+	Attempt     int
+	ScheduledAt time.Time
+	AttemptedBy []string
+	LastError   string
+}
+
+// Unfinished lists the crawl and re-check jobs that are queued, running,
+// snoozed or waiting for a retry, by id.
+func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
+	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).
+		States(busyStates...).First(10000)
+	list, err := q.jobs.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := make([]JobInfo, 0, len(list.Jobs))
+	for _, j := range list.Jobs {
+		var a CrawlArgs
+		_ = jsonUnmarshal(j.EncodedArgs, &a)
+		ji := JobInfo{ID: j.ID, Kind: j.Kind, TargetCode: a.TargetCode, State: j.State, Priority: j.Priority,
+			Attempt: j.Attempt, ScheduledAt: j.ScheduledAt, AttemptedBy: j.AttemptedBy}
+		if n := len(j.Errors); n > 0 {
+			ji.LastError = j.Errors[n-1].Error
+		}
+		out = append(out, ji)
+	}
+	return out, nil
+}
+
+// AttemptsByWorker counts, per River client id, how many crawl and re-check jobs it
+// has attempted among those finished or not yet cleaned up.
+func (q *Queue) AttemptsByWorker(ctx context.Context) (map[string]int, error) {
+	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).
+		States(append(busyStates, rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded)...).First(10000)
+	list, err := q.jobs.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	out := map[string]int{}
+	for _, j := range list.Jobs {
+		for _, id := range j.AttemptedBy {
+			out[id]++
+		}
+	}
+	return out, nil
+}
