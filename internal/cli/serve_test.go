@@ -154,8 +154,8 @@ func (p *serveProc) stop(t *testing.T) int {
 	}
 }
 
-// waitDone waits until the database holds the truth's articles and no
-// crawl or re-check job is queued, running or waiting; then the queue has
+// waitDone waits until every target the test crawls has been crawled and
+// no crawl or re-check job is queued, running or waiting: the queue has
 // nothing more to do.
 func (sw *serveWorld) waitDone(t *testing.T, limit time.Duration) {
 	t.Helper()
@@ -172,7 +172,7 @@ func (sw *serveWorld) waitDone(t *testing.T, limit time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(jobs) == 0 {
+		if len(jobs) == 0 && sw.allCrawled(t) {
 			return
 		}
 		if time.Now().After(deadline) {
@@ -185,6 +185,21 @@ func (sw *serveWorld) waitDone(t *testing.T, limit time.Duration) {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// allCrawled reports whether every enabled target (but the browser sites'
+// when there is no browser) has been crawled at least once.
+func (sw *serveWorld) allCrawled(t *testing.T) bool {
+	for _, tg := range sw.world.Targets(t, sw.browser) {
+		got, err := sw.st.TargetByID(context.Background(), tg.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.LastCrawledAt == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // checkPoliteFromSite reads the simulated web's own access log: never two
