@@ -41,7 +41,7 @@ Exit codes: 0 done, 1 the database or the data directory could not be read.`,
 			if err != nil {
 				return exitCode(1, "gc: "+err.Error())
 			}
-			res, err := st.Blobs().GC(refs, time.Now().Add(-grace), dryRun)
+			res, err := st.Blobs().GC(ctx, refs, time.Now().Add(-grace), dryRun)
 			if err != nil {
 				return exitCode(1, "gc: "+err.Error())
 			}

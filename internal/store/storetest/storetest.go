@@ -53,6 +53,21 @@ func SQLite(t testing.TB) *store.Store {
 // server at ZHIZHI_TEST_PG_URL; the schema is dropped when the test ends.
 func Postgres(t testing.TB) *store.Store {
 	t.Helper()
+	s, err := store.Open(context.Background(), PostgresURL(t), t.TempDir())
+	if err != nil {
+		t.Fatalf("open postgres store: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// PostgresURL makes a new empty schema t_<random> on the server at
+// ZHIZHI_TEST_PG_URL and returns a database URL that uses it, for tests that
+// open several stores (several workers) on one database. The schema is
+// dropped when the test ends. Without the server the test is skipped like
+// Postgres does.
+func PostgresURL(t testing.TB) string {
+	t.Helper()
 	base := os.Getenv(PGURLEnv)
 	if base == "" {
 		if os.Getenv("CI") == "true" {
@@ -94,12 +109,7 @@ func Postgres(t testing.TB) *store.Store {
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
-	s, err := store.Open(ctx, u.String(), t.TempDir())
-	if err != nil {
-		t.Fatalf("open postgres store: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+	return u.String()
 }
 
 func randomHex(n int) string {
