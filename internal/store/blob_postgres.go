@@ -193,6 +193,9 @@ func (s *Store) gcBlobs(ctx context.Context, refs map[string]bool, notAfter time
 		return nil, err
 	}
 	rows.Close()
+	if s.afterBlobScan != nil {
+		s.afterBlobScan()
+	}
 	for _, c := range old {
 		if !dryRun {
 			// Only if still old: a Put since the scan has a row about to

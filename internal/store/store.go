@@ -55,6 +55,10 @@ type Store struct {
 	// export cursor (updated_at, id) never passes a row still to commit.
 	stampMu   sync.Mutex
 	lastStamp time.Time
+
+	// afterBlobScan, when a test sets it, runs between gc's scan of the
+	// blob table and its deletes: the moment a crawl's Put can slip in.
+	afterBlobScan func()
 }
 
 // Open connects to the database named by dsn, creates dataDir (and the
