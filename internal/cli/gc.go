@@ -17,13 +17,16 @@ func newGCCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gc",
 		Short: "Remove stored files (raw HTML, text, attachments) that no article refers to any more",
-		Long: `gc removes the files under the data directory's blobs/ that no article or
+		Long: `gc removes the stored files (raw HTML, text, attachments) that no article or
 attachment row refers to: files left behind when a crawl was killed between
 writing a file and storing its row, or whose article was replaced by a newer
-version with other content. Files younger than the grace period stay, because
-a crawl that is running writes its files just before the rows that refer to
-them; the leftovers of interrupted writes (.tmp-*) older than the grace period
-go too. Run it while no crawl is running to be safe, or keep the default grace.
+version with other content. With SQLite the stored files are under the data
+directory's blobs/; with PostgreSQL they are in the database, and gc also
+collects the files an older zhizhi left under this machine's blobs/. Files
+stored (or stored again) within the grace period stay, because a crawl that
+is running writes its files just before the rows that refer to them; the leftovers of
+interrupted writes (.tmp-*) older than the grace period go too. Run it while
+no crawl is running to be safe, or keep the default grace.
 
 Exit codes: 0 done, 1 the database or the data directory could not be read.`,
 		Args: cobra.NoArgs,
@@ -41,7 +44,7 @@ Exit codes: 0 done, 1 the database or the data directory could not be read.`,
 			if err != nil {
 				return exitCode(1, "gc: "+err.Error())
 			}
-			res, err := st.Blobs().GC(refs, time.Now().Add(-grace), dryRun)
+			res, err := st.Blobs().GC(ctx, refs, time.Now().Add(-grace), dryRun)
 			if err != nil {
 				return exitCode(1, "gc: "+err.Error())
 			}

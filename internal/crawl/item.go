@@ -105,13 +105,14 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 
 	a := j.buildArticle(item, norm, hash, d, resp)
 	if !summary {
-		rawPath, _, err := j.c.Blobs.Put(resp.Body)
+		// Like the save below, storing what was fetched outlives a cancel.
+		rawPath, _, err := j.c.Blobs.Put(context.WithoutCancel(ctx), resp.Body)
 		if err != nil {
 			return fmt.Errorf("store raw html of %s: %w", norm, err)
 		}
 		a.RawHTMLPath = rawPath
 		if a.ContentText != "" {
-			textPath, _, err := j.c.Blobs.Put([]byte(a.ContentText))
+			textPath, _, err := j.c.Blobs.Put(context.WithoutCancel(ctx), []byte(a.ContentText))
 			if err != nil {
 				return fmt.Errorf("store text of %s: %w", norm, err)
 			}
@@ -352,7 +353,7 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 			problems = append(problems, problem)
 			continue
 		}
-		path, sum, err := j.c.Blobs.Put(resp.Body)
+		path, sum, err := j.c.Blobs.Put(context.WithoutCancel(ctx), resp.Body)
 		if err != nil {
 			return nil, nil, "", "", fmt.Errorf("store attachment %s: %w", norm, err)
 		}

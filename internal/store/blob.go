@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -15,64 +16,119 @@ import (
 )
 
 // Blobs is the content-addressed file store for raw HTML, extracted text and
-// attachments. A blob is named by the SHA-256 of its bytes and
-// lives at <Dir>/blobs/ab/cd/<sha256>; it is written once and never changed,
-// so the same content stored twice takes the space of one.
+// attachments. A blob is named by the SHA-256 of its bytes, and its name is
+// the path blobs/ab/cd/<sha256> whichever dialect keeps it; it is written
+// once and never changed, so the same content stored twice takes the space
+// of one.
+//
+// Where the bytes live follows the database, so that every process sharing
+// the database can read what any of them stored: with SQLite they are files
+// under Dir, with PostgreSQL rows of the blob table. A blob a PostgreSQL
+// deployment wrote to Dir before blobs moved into the database is still
+// read from there. A Blobs made by hand (Blobs{Dir: d}) is always the files.
 type Blobs struct {
 	Dir string // the data directory
+
+	s *Store // set by Store.Blobs; with PostgreSQL the bytes live in it
 }
 
-// Put stores data and returns its path relative to Dir (the value to keep
-// in the database) and its SHA-256 in hex. Writing goes through a temporary
-// file and a rename, so a reader never sees half a blob; an existing blob is
-// left untouched.
-func (b Blobs) Put(data []byte) (relPath, sha256hex string, err error) {
+// inDB says whether this store keeps new blobs in the database.
+func (b Blobs) inDB() bool { return b.s != nil && b.s.dialect == DialectPostgres }
+
+// blobPath is the name of the blob whose SHA-256 is sha256hex.
+func blobPath(sha256hex string) string {
+	return path.Join("blobs", sha256hex[0:2], sha256hex[2:4], sha256hex)
+}
+
+// blobSHA returns the SHA-256 a well-formed blob path names.
+func blobSHA(clean string) (string, bool) {
+	parts := strings.Split(clean, "/")
+	if len(parts) != 4 || parts[0] != "blobs" {
+		return "", false
+	}
+	sum := parts[3]
+	if len(sum) != 64 || strings.Trim(sum, "0123456789abcdef") != "" || parts[1] != sum[0:2] || parts[2] != sum[2:4] {
+		return "", false
+	}
+	return sum, true
+}
+
+// Put stores data and returns its path (the value to keep in the database)
+// and its SHA-256 in hex. A reader never sees half a blob; an existing blob
+// is left untouched, only marked as stored again so that a concurrent gc
+// spares it for the row about to refer to it.
+func (b Blobs) Put(ctx context.Context, data []byte) (relPath, sha256hex string, err error) {
 	sum := sha256.Sum256(data)
 	sha256hex = hex.EncodeToString(sum[:])
-	relPath = path.Join("blobs", sha256hex[0:2], sha256hex[2:4], sha256hex)
+	relPath = blobPath(sha256hex)
+	if b.inDB() {
+		err = b.s.putBlob(ctx, sha256hex, data)
+	} else {
+		err = b.putFile(sha256hex, relPath, data)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("put blob: %w", err)
+	}
+	return relPath, sha256hex, nil
+}
+
+// putFile writes the blob through a temporary file, flushed and renamed
+// into place, so a reader never finds a partial file under the final name.
+func (b Blobs) putFile(sha256hex, relPath string, data []byte) error {
 	full := filepath.Join(b.Dir, filepath.FromSlash(relPath))
 	if _, err := os.Stat(full); err == nil {
 		// Stored again: fresh again, so a concurrent gc leaves it for the
 		// row about to refer to it.
 		now := time.Now()
 		_ = os.Chtimes(full, now, now)
-		return relPath, sha256hex, nil
+		return nil
 	}
 	dir := filepath.Dir(full)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, ".tmp-"+sha256hex[:8]+"-*")
 	if err != nil {
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o444); err != nil {
-		return "", "", fmt.Errorf("put blob: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), full); err != nil {
-		return "", "", fmt.Errorf("put blob: %w", err)
-	}
-	return relPath, sha256hex, nil
+	return os.Rename(tmp.Name(), full)
 }
 
-// Open opens a blob by the relative path Put returned. Paths that leave the
-// blob directory are refused.
-func (b Blobs) Open(relPath string) (io.ReadCloser, error) {
+// Open opens a blob by the path Put returned; the reader streams it, so a
+// large attachment is never held in memory whole. Paths that leave the blob
+// directory are refused; a blob that is nowhere is ErrNotFound.
+func (b Blobs) Open(ctx context.Context, relPath string) (io.ReadCloser, error) {
 	clean := path.Clean(relPath)
 	if !strings.HasPrefix(clean, "blobs/") || !fs.ValidPath(clean) {
 		return nil, fmt.Errorf("open blob %q: not a blob path", relPath)
+	}
+	if b.inDB() {
+		if sum, ok := blobSHA(clean); ok {
+			r, err := b.s.openBlob(ctx, sum)
+			if err == nil {
+				return r, nil
+			}
+			if !errors.Is(err, ErrNotFound) {
+				return nil, fmt.Errorf("open blob %q: %w", relPath, err)
+			}
+		}
+		// Not in the database: it may have been written to this
+		// machine's data directory before blobs moved into the database.
 	}
 	f, err := os.Open(filepath.Join(b.Dir, filepath.FromSlash(clean)))
 	if err != nil {
@@ -93,13 +149,30 @@ type GCResult struct {
 	RemovedPaths  []string
 }
 
-// GC removes the blobs no row refers to (refs, from Store.BlobRefs) whose
-// files are older than notAfter, and the temporary files of interrupted
+// GC removes the blobs no row refers to (refs, from Store.BlobRefs) that
+// were last stored before notAfter, and the temporary files of interrupted
 // writes older than notAfter. Younger unreferenced blobs stay: a running
 // crawl writes its blobs before the rows that refer to them. With dryRun
-// nothing is removed.
-func (b Blobs) GC(refs map[string]bool, notAfter time.Time, dryRun bool) (GCResult, error) {
+// nothing is removed. With PostgreSQL it collects the database's blobs and
+// then the files an older version left in this machine's data directory.
+func (b Blobs) GC(ctx context.Context, refs map[string]bool, notAfter time.Time, dryRun bool) (GCResult, error) {
 	var res GCResult
+	var inDB map[string]bool
+	if b.inDB() {
+		var err error
+		if inDB, err = b.s.gcBlobs(ctx, refs, notAfter, dryRun, &res); err != nil {
+			return res, fmt.Errorf("collect blobs in the database: %w", err)
+		}
+	}
+	if err := b.gcFiles(refs, inDB, notAfter, dryRun, &res); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// gcFiles collects the blob files under Dir. A referenced file whose blob
+// the database also holds (kept) was counted there already.
+func (b Blobs) gcFiles(refs, kept map[string]bool, notAfter time.Time, dryRun bool, res *GCResult) error {
 	root := filepath.Join(b.Dir, "blobs")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -125,7 +198,9 @@ func (b Blobs) GC(refs map[string]bool, notAfter time.Time, dryRun bool) (GCResu
 		}
 		temp := strings.HasPrefix(d.Name(), ".tmp-")
 		if !temp && refs[rel] {
-			res.Kept++
+			if !kept[rel] {
+				res.Kept++
+			}
 			return nil
 		}
 		if info.ModTime().After(notAfter) {
@@ -147,7 +222,7 @@ func (b Blobs) GC(refs map[string]bool, notAfter time.Time, dryRun bool) (GCResu
 		return nil
 	})
 	if err != nil {
-		return res, fmt.Errorf("collect blobs in %s: %w", root, err)
+		return fmt.Errorf("collect blobs in %s: %w", root, err)
 	}
-	return res, nil
+	return nil
 }

@@ -31,7 +31,7 @@ func TestDataDirLayoutIsDocumented(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rel, sum, err := s.Blobs().Put([]byte("hello"))
+	rel, sum, err := s.Blobs().Put(ctx, []byte("hello"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,9 +144,10 @@ func TestOpenSQLiteForms(t *testing.T) {
 // TestBlobsWriteOnce: the same bytes give the same path and are stored
 // once; a stored blob is never rewritten (only its time is refreshed); paths outside blobs/ are refused.
 func TestBlobsWriteOnce(t *testing.T) {
+	ctx := context.Background()
 	b := store.Blobs{Dir: t.TempDir()}
 	data := []byte("<html>通知</html>")
-	p1, sum, err := b.Put(data)
+	p1, sum, err := b.Put(ctx, data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestBlobsWriteOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, _, err := b.Put(data)
+	p2, _, err := b.Put(ctx, data)
 	if err != nil || p2 != p1 {
 		t.Fatalf("second Put = %s, %v", p2, err)
 	}
@@ -176,7 +177,7 @@ func TestBlobsWriteOnce(t *testing.T) {
 	if len(entries) != 1 {
 		t.Fatalf("%d files in the blob directory, want 1 (no temp files left)", len(entries))
 	}
-	r, err := b.Open(p1)
+	r, err := b.Open(ctx, p1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,11 +187,11 @@ func TestBlobsWriteOnce(t *testing.T) {
 		t.Fatalf("Open read %q", got)
 	}
 	for _, bad := range []string{"../etc/passwd", "blobs/../../x", "/etc/passwd"} {
-		if _, err := b.Open(bad); err == nil {
+		if _, err := b.Open(ctx, bad); err == nil {
 			t.Errorf("Open(%q) succeeded", bad)
 		}
 	}
-	if _, err := b.Open("blobs/00/00/0000"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := b.Open(ctx, "blobs/00/00/0000"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing blob: err = %v", err)
 	}
 }
@@ -244,9 +245,10 @@ func rerunAsNobody(t *testing.T, name string) {
 // grace period, and the leftovers of interrupted writes; it keeps what a
 // row refers to and what is younger (a running crawl's fresh files).
 func TestBlobsGC(t *testing.T) {
+	ctx := context.Background()
 	b := store.Blobs{Dir: t.TempDir()}
 	put := func(s string) string {
-		p, _, err := b.Put([]byte(s))
+		p, _, err := b.Put(ctx, []byte(s))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -269,7 +271,7 @@ func TestBlobsGC(t *testing.T) {
 	refs := map[string]bool{used: true}
 	cutoff := time.Now().Add(-time.Hour)
 
-	dry, err := b.GC(refs, cutoff, true)
+	dry, err := b.GC(ctx, refs, cutoff, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +281,7 @@ func TestBlobsGC(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(old))); err != nil {
 		t.Fatalf("dry run removed a file: %v", err)
 	}
-	res, err := b.GC(refs, cutoff, false)
+	res, err := b.GC(ctx, refs, cutoff, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +301,7 @@ func TestBlobsGC(t *testing.T) {
 	// Storing an old orphan again makes it fresh: gc spares it for the row
 	// about to refer to it.
 	again := put("orphan, old")
-	if res, err := b.GC(refs, cutoff, false); err != nil || res.Removed != 0 {
+	if res, err := b.GC(ctx, refs, cutoff, false); err != nil || res.Removed != 0 {
 		t.Fatalf("gc after the blob was stored again: %+v %v", res, err)
 	}
 	if _, err := os.Stat(filepath.Join(b.Dir, filepath.FromSlash(again))); err != nil {

@@ -3,8 +3,10 @@
 // every SQL statement the other packages need. It speaks to embedded SQLite
 // (modernc.org/sqlite) and to PostgreSQL (pgx) through database/sql; the few
 // places where the two dialects differ are switches inside this package, so
-// callers never see them. Blobs (raw HTML, text, attachments) live on disk
-// next to the database, named by their SHA-256.
+// callers never see them. Blobs (raw HTML, text, attachments) are named by
+// their SHA-256 and live where every process sharing the database can read
+// them: on disk in the data directory with SQLite, in the database with
+// PostgreSQL.
 package store
 
 import (
@@ -54,6 +56,10 @@ type Store struct {
 	// export cursor (updated_at, id) never passes a row still to commit.
 	stampMu   sync.Mutex
 	lastStamp time.Time
+
+	// afterBlobScan, when a test sets it, runs between gc's scan of the
+	// blob table and its deletes: the moment a crawl's Put can slip in.
+	afterBlobScan func()
 }
 
 // Open connects to the database named by dsn, creates dataDir (and the
@@ -89,8 +95,9 @@ func (s *Store) DB() *sql.DB { return s.db }
 // DataDir returns the data directory the store was opened with.
 func (s *Store) DataDir() string { return s.dataDir }
 
-// Blobs returns the content-addressed file store under the data directory.
-func (s *Store) Blobs() Blobs { return Blobs{Dir: s.dataDir} }
+// Blobs returns the content-addressed file store: files under the data
+// directory with SQLite, the blob table with PostgreSQL.
+func (s *Store) Blobs() Blobs { return Blobs{Dir: s.dataDir, s: s} }
 
 // Close closes the pool.
 func (s *Store) Close() error { return s.db.Close() }

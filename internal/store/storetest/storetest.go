@@ -61,10 +61,11 @@ func Postgres(t testing.TB) *store.Store {
 	return s
 }
 
-// PostgresURL creates a schema t_<random> on the server at
-// ZHIZHI_TEST_PG_URL and returns a database URL whose search_path is that
-// schema, for a test that opens it itself or hands it to zhizhi processes.
-// The schema is dropped when the test ends.
+// PostgresURL makes a new empty schema t_<random> on the server at
+// ZHIZHI_TEST_PG_URL and returns a database URL that uses it, for tests that
+// open several stores (several workers) on one database. The schema is
+// dropped when the test ends. Without the server the test is skipped like
+// Postgres does.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PGURLEnv)
