@@ -30,6 +30,19 @@ func countyTruth(t *testing.T, truth []sim.TruthArticle) []sim.TruthArticle {
 	return out
 }
 
+// startCounties runs `zhizhi sim --seed 1 --counties n --write-config DIR`
+// with the bundled configuration directory and returns it with DIR.
+func startCounties(ctx context.Context, t *testing.T, n int) (*simProcess, string) {
+	t.Helper()
+	bin := zhizhiBinary(t)
+	bundled, err := filepath.Abs(bundledConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(t.TempDir(), "counties")
+	return startSim(ctx, t, bin, []string{"ZHIZHI_CONFIG_DIR=" + bundled}, "sim", "--seed", "1", "--counties", fmt.Sprint(n), "--write-config", cfg), cfg
+}
+
 // TestSimCountiesCrawl: `zhizhi sim --counties 4 --write-config DIR`
 // writes a configuration that `config lint` accepts and `dept import` and
 // `config sync` load, and a polite `crawl --all` of it stores exactly the
@@ -40,17 +53,11 @@ func TestSimCountiesCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls four generated counties at polite rates (about a minute)")
 	}
-	bin := zhizhiBinary(t)
 	// Only a safety net against a hung child; nothing measures time.
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
-	bundled, err := filepath.Abs(bundledConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "counties")
+	p, cfg := startCounties(ctx, t, 4)
 	data := t.TempDir()
-	p := startSim(ctx, t, bin, nil, "--config-dir", bundled, "sim", "--seed", "1", "--counties", "4", "--write-config", cfg)
 	if !strings.Contains(strings.Join(p.printed, "\n"), cfg) {
 		t.Errorf("zhizhi sim does not say where it wrote the configuration:\n%s", strings.Join(p.printed, "\n"))
 	}
@@ -207,15 +214,9 @@ func TestSimCounties200(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := zhizhiBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	bundled, err := filepath.Abs(bundledConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(t.TempDir(), "counties")
-	p := startSim(ctx, t, bin, []string{"ZHIZHI_CONFIG_DIR=" + bundled}, "sim", "--counties", "200", "--write-config", cfg)
+	p, cfg := startCounties(ctx, t, 200)
 
 	r := runZhizhi(t, []string{"ZHIZHI_RESOLVE=" + p.resolve}, "config", "lint", "--dir", cfg)
 	if r.code != 0 || !strings.Contains(r.stdout, "ok: 200 sites") {

@@ -262,10 +262,4 @@ func templateCounty(r *rand.Rand, i int, name string, kind siteKind) *site {
 }
 
 // CountyHosts lists the hosts of the world's generated counties, in order.
-func (w *World) CountyHosts() []string {
-	var hs []string
-	for _, s := range w.counties {
-		hs = append(hs, s.Host)
-	}
-	return hs
-}
+func (w *World) CountyHosts() []string { return hostsOf(w.counties) }

@@ -327,9 +327,11 @@ func (w *World) listen(ctx context.Context) error {
 }
 
 // siteHosts lists the site host names in definition order.
-func (w *World) siteHosts() []string {
+func (w *World) siteHosts() []string { return hostsOf(w.sites) }
+
+func hostsOf(sites []*site) []string {
 	var hs []string
-	for _, s := range w.sites {
+	for _, s := range sites {
 		hs = append(hs, s.Host)
 	}
 	return hs
