@@ -78,6 +78,10 @@ func (w *World) WriteCountyConfig(dir, bundled string) error {
 	if len(w.counties) == 0 {
 		return errors.New("write county config: the world has no generated counties")
 	}
+	dir = filepath.Clean(dir)
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return fmt.Errorf("write county config: %s is a file — give a new directory", dir)
+	}
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return fmt.Errorf("write county config: %s is not empty — give a new directory", dir)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -87,7 +91,7 @@ func (w *World) WriteCountyConfig(dir, bundled string) error {
 	if err != nil {
 		return fmt.Errorf("write county config: %w", err)
 	}
-	parent := filepath.Dir(filepath.Clean(dir))
+	parent := filepath.Dir(dir)
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return fmt.Errorf("write county config: %w", err)
 	}
