@@ -35,60 +35,8 @@ func TestSimCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	cmd := exec.CommandContext(ctx, bin, "sim", "--seed", "1")
-	// ZHIZHI_LISTEN would pin the ports; the test wants free ones.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "ZHIZHI_LISTEN=") })
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start zhizhi sim: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	defer func() {
-		if !stopped {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	}()
-
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
-	var resolve, control string
-	var printed []string
-	for resolve == "" || control == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("zhizhi sim closed stdout before printing the resolve map and control URL:\n%s\nstderr:\n%s",
-					strings.Join(printed, "\n"), stderr.String())
-			}
-			printed = append(printed, line)
-			if v, ok := strings.CutPrefix(line, "export ZHIZHI_RESOLVE="); ok {
-				resolve = v
-			}
-			if v, ok := strings.CutPrefix(line, "control: "); ok {
-				control, _, _ = strings.Cut(v, "/__sim/")
-			}
-		case <-ctx.Done():
-			t.Fatalf("no resolve map and control URL printed:\n%s", strings.Join(printed, "\n"))
-		}
-	}
-	go func() {
-		for range lines { // keep the pipe drained so the child never blocks
-		}
-	}()
+	p := startSim(ctx, t, bin, nil, "sim", "--seed", "1")
+	resolve, control := p.resolve, p.control
 
 	cu, err := url.Parse(control)
 	if err != nil || cu.Scheme != "http" {
@@ -147,27 +95,106 @@ func TestSimCommand(t *testing.T) {
 		}
 	}
 
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatalf("send SIGINT: %v", err)
-	}
-	select {
-	case err := <-exited:
-		stopped = true
-		if err != nil {
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				t.Errorf("zhizhi sim exited with %v after SIGINT; stderr:\n%s", ee, stderr.String())
-			} else {
-				t.Errorf("wait for zhizhi sim: %v", err)
-			}
-		}
-	case <-ctx.Done():
-		t.Fatalf("zhizhi sim still running after SIGINT; stderr:\n%s", stderr.String())
+	if err := p.interrupt(ctx); err != nil {
+		t.Fatal(err)
 	}
 	// Stopped means stopped: the control port no longer answers.
 	if resp, err := client.Get(control + "/__sim/resolve"); err == nil {
 		resp.Body.Close()
 		t.Errorf("control URL still answers after exit: %s", resp.Status)
+	}
+}
+
+// simProcess is a `zhizhi sim` child that has printed where it listens.
+type simProcess struct {
+	cmd     *exec.Cmd
+	exited  chan error
+	stderr  *strings.Builder
+	stopped bool
+	// printed is stdout up to and including the control line.
+	printed []string
+	resolve string // the ZHIZHI_RESOLVE value it printed
+	control string // its control URL, without /__sim/…
+}
+
+// startSim starts bin with args (its environment without any ZHIZHI_
+// setting but env: ZHIZHI_LISTEN would pin the ports) and waits until it
+// has printed the resolve map and the control URL. The child is killed
+// when the test ends unless interrupt stopped it.
+func startSim(ctx context.Context, t *testing.T, bin string, env []string, args ...string) *simProcess {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "ZHIZHI_") }), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &simProcess{cmd: cmd, exited: make(chan error, 1), stderr: &strings.Builder{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start zhizhi %v: %v", args, err)
+	}
+	go func() { p.exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if !p.stopped {
+			_ = cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20) // the resolve line of 200 counties
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	for p.resolve == "" || p.control == "" {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				t.Fatalf("zhizhi %v closed stdout before printing the resolve map and control URL:\n%s\nstderr:\n%s",
+					args, strings.Join(p.printed, "\n"), p.stderr.String())
+			}
+			p.printed = append(p.printed, line)
+			if v, ok := strings.CutPrefix(line, "export ZHIZHI_RESOLVE="); ok {
+				p.resolve = v
+			}
+			if v, ok := strings.CutPrefix(line, "control: "); ok {
+				p.control, _, _ = strings.Cut(v, "/__sim/")
+			}
+		case <-ctx.Done():
+			t.Fatalf("no resolve map and control URL printed:\n%s", strings.Join(p.printed, "\n"))
+		}
+	}
+	go func() {
+		for range lines { // keep the pipe drained so the child never blocks
+		}
+	}()
+	return p
+}
+
+// interrupt stops the child with SIGINT, as Ctrl-C does, and says what
+// was wrong if it did not exit 0.
+func (p *simProcess) interrupt(ctx context.Context) error {
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		return fmt.Errorf("send SIGINT: %w", err)
+	}
+	select {
+	case err := <-p.exited:
+		p.stopped = true
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("zhizhi sim exited with %v after SIGINT; stderr:\n%s", ee, p.stderr.String())
+		}
+		if err != nil {
+			return fmt.Errorf("wait for zhizhi sim: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("zhizhi sim still running after SIGINT; stderr:\n%s", p.stderr.String())
 	}
 }
 

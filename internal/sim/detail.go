@@ -197,13 +197,13 @@ func lianzhouDetail(s *site, a *article) string {
 	fmt.Fprintf(&b, `<html>
 <head>
 <meta charset="gb2312">
-<title>%s_连州市人民政府网</title>
+<title>%s_%s</title>
 </head>
 <body>
-<div class="top">连州市人民政府网　当前位置：<a href="/">首页</a> &gt; <a href="../">%s</a></div>
+<div class="top">%s　当前位置：<a href="/">首页</a> &gt; <a href="../">%s</a></div>
 <div class="xxgk_top">
 <table class="xxgk-table" width="100%%" border="0" cellspacing="0">
-`, esc(a.Title), esc(a.Column.Name))
+`, esc(a.Title), esc(s.Name), esc(s.Name), esc(a.Column.Name))
 	writeTableAttrs(&b, attributes(s, a), "td", "t1")
 	fmt.Fprintf(&b, `</table>
 </div>
@@ -215,11 +215,11 @@ func lianzhouDetail(s *site, a *article) string {
 `, esc(a.Title), isoMinute(a.Published), esc(a.Publisher), renderBody(a))
 	// TRS writes attachment links relative to the page: ./P0….pdf
 	writeAttachmentLinks(&b, "fujian", a, func(f *attachment) string { return "./" + path.Base(f.Path) })
-	b.WriteString(`</div>
-<div class="bottom">主办单位：连州市人民政府办公室　网站标识码：4418820001</div>
+	fmt.Fprintf(&b, `</div>
+<div class="bottom">主办单位：%s　网站标识码：%s</div>
 </body>
 </html>
-`)
+`, esc(s.Depts[0].Name), s.Mark)
 	return b.String()
 }
 
@@ -229,7 +229,7 @@ func gdDetail(s *site, a *article) string {
 <html lang="zh-CN">
 <head>
 <meta charset="utf-8">
-<title>%s_广东省人民政府门户网站</title>
+<title>%s_%s</title>
 <meta name="ArticleTitle" content="%s">
 <meta name="PubDate" content="%s">
 <meta name="ContentSource" content="%s">
@@ -238,7 +238,7 @@ func gdDetail(s *site, a *article) string {
 <div class="zw-title"><h3>%s</h3></div>
 <div class="introduce">
 <dl>
-`, esc(a.Title), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), esc(a.Title))
+`, esc(a.Title), esc(s.Name), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), esc(a.Title))
 	for _, p := range attributes(s, a) {
 		fmt.Fprintf(&b, "<dt>%s：</dt><dd>%s</dd>\n", esc(p.Label), esc(p.Value))
 	}

@@ -4,5 +4,7 @@
 // county sites, a GB18030 template site, provincial and national reference
 // sites and a news site, each with its own listener; a control host exposes
 // the ground truth, the sim clock, fault injection and a per-host access log.
+// Options.Counties adds up to 200 generated county sites of the gkmlpt and
+// template kinds, and WriteCountyConfig writes their configuration.
 // Tests, the demo and the benchmarks all crawl this world.
 package sim

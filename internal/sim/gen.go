@@ -130,19 +130,7 @@ func (w *World) newArticle(r *rand.Rand, c *column, id int, t time.Time) *articl
 		Modified:  t,
 		Version:   1,
 	}
-	city := "清远市"
-	switch s.Code {
-	case "qingcheng":
-		city = "清城区"
-	case "yingde":
-		city = "英德市"
-	case "lianzhou":
-		city = "连州市"
-	case "gd_ref":
-		city = "广东省"
-	case "gov_ref":
-		city = ""
-	}
+	city := s.City
 	gov := city + "人民政府"
 	if s.Code == "gov_ref" {
 		gov = "国务院"

@@ -23,6 +23,9 @@ type site struct {
 	Host      string
 	Code      string
 	Name      string
+	City      string // the place titles name: 清远市, 连州市, … ("" for the national portal)
+	Mark      string // 网站标识码 in the footer of TRS-style pages
+	county    int    // 1-based number of a generated county (c001 is 1); 0 for the hand-written sites
 	Kind      siteKind
 	Challenge bool   // cookie challenge on every path but robots.txt
 	SID       string // gkmlpt only
@@ -91,7 +94,7 @@ func group(id, name string, children ...*column) *column {
 func defineSites() []*site {
 	return []*site{
 		{
-			Host: "www.qingyuan.gov.test", Code: "qingyuan", Name: "清远市人民政府门户网站",
+			Host: "www.qingyuan.gov.test", Code: "qingyuan", Name: "清远市人民政府门户网站", City: "清远市",
 			Kind: kindGkmlpt, Challenge: true, SID: "755010", PageSize: 10, idBase: 1830000,
 			Depts: []*dept{
 				{Path: "qyfgw", Name: "清远市发展和改革局", DocPrefix: "清发改", Credit: "11441800MB2D1234X7", Columns: []*column{
@@ -123,7 +126,7 @@ func defineSites() []*site {
 			},
 		},
 		{
-			Host: "www.qingcheng.gov.test", Code: "qingcheng", Name: "清远市清城区人民政府",
+			Host: "www.qingcheng.gov.test", Code: "qingcheng", Name: "清远市清城区人民政府", City: "清城区",
 			Kind: kindGkmlpt, SID: "763042", PageSize: 10, idBase: 2410000,
 			Depts: []*dept{
 				{Path: "qcfgw", Name: "清远市清城区发展和改革局", DocPrefix: "清城发改", Credit: "11441802MB2C40118P", Columns: []*column{
@@ -135,7 +138,7 @@ func defineSites() []*site {
 			},
 		},
 		{
-			Host: "www.yingde.gov.test", Code: "yingde", Name: "英德市人民政府",
+			Host: "www.yingde.gov.test", Code: "yingde", Name: "英德市人民政府", City: "英德市",
 			Kind: kindGkmlpt, SID: "768031", PageSize: 10, idBase: 3120000,
 			Depts: []*dept{
 				{Path: "ydfgw", Name: "英德市发展和改革局", DocPrefix: "英发改", Credit: "11441881MB2E07635R", Columns: []*column{
@@ -151,7 +154,7 @@ func defineSites() []*site {
 			},
 		},
 		{
-			Host: "www.lianzhou.gov.test", Code: "lianzhou", Name: "连州市人民政府网",
+			Host: "www.lianzhou.gov.test", Code: "lianzhou", Name: "连州市人民政府网", City: "连州市", Mark: "4418820001",
 			Kind: kindLianzhou, PageSize: 8, idBase: 510000,
 			Depts: []*dept{{Name: "连州市人民政府办公室", DocPrefix: "连府办", Credit: "11441882007260415Y", Columns: []*column{
 				leaf("tzgg", "通知公告", 10, 72, "综合政务", "notice", "lianzhou_tzgg"),
@@ -161,7 +164,7 @@ func defineSites() []*site {
 			}}},
 		},
 		{
-			Host: "www.gd.gov.test", Code: "gd_ref", Name: "广东省人民政府门户网站",
+			Host: "www.gd.gov.test", Code: "gd_ref", Name: "广东省人民政府门户网站", City: "广东省",
 			Kind: kindGD, PageSize: 5, idBase: 4100000,
 			Disallow: []string{"/zwgk/rsrm/"},
 			Depts: []*dept{{Name: "广东省人民政府办公厅", DocPrefix: "粤府办", Credit: "11440000006939680U", Columns: []*column{
@@ -180,7 +183,7 @@ func defineSites() []*site {
 			}}},
 		},
 		{
-			Host: "www.news.test", Code: "news", Name: "北江新闻网",
+			Host: "www.news.test", Code: "news", Name: "北江新闻网", City: "清远市",
 			Kind: kindNews, PageSize: 5, idBase: 880000,
 			Depts: []*dept{{Name: "北江新闻网", Columns: []*column{
 				leaf("news", "本地新闻", 10, 24, "", "news", "news_local"),

@@ -149,13 +149,13 @@ func lianzhouList(s *site, c *column, items []*article, page, pages int) string 
 	fmt.Fprintf(&b, `<html>
 <head>
 <meta charset="gb2312">
-<title>%s_连州市人民政府网</title>
+<title>%s_%s</title>
 </head>
 <body>
 <div class="top">当前位置：<a href="/">首页</a> &gt; %s</div>
 <div class="list-box">
 <ul class="list">
-`, esc(c.Name), esc(c.Name))
+`, esc(c.Name), esc(s.Name), esc(c.Name))
 	for _, a := range items {
 		// TRS links are relative to the column directory.
 		rel := "." + strings.TrimPrefix(a.Path, "/"+c.ID)

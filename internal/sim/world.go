@@ -37,6 +37,11 @@ type Options struct {
 	ChallengeTTL time.Duration
 	// Now is the initial sim clock; default 2026-11-01T09:00+08:00.
 	Now time.Time
+	// Counties adds that many generated county sites (0 to MaxCounties) to
+	// the hand-written ones, hosts c001.county.gov.test, c002.…: half run
+	// gkmlpt, half are template sites, each with its own departments and
+	// columns. WriteCountyConfig writes their configuration.
+	Counties int
 	// Clock stamps the access log's Arrived and Finished; nil means the
 	// wall clock. Tests that drive a client on a fake clock give the sim the
 	// same clock, so time rules are checked on the site's own stamps in the
@@ -57,6 +62,8 @@ type World struct {
 	sites   []*site
 	byHost  map[string]*site
 	advRand *rand.Rand
+	// counties are the generated county sites, the tail of sites.
+	counties []*site
 
 	faultMu sync.Mutex
 	faults  map[string][]*Fault
@@ -93,6 +100,9 @@ type AdvanceReport struct {
 
 // Start builds the world from opts and starts serving it. Close stops it.
 func Start(ctx context.Context, opts Options) (*World, error) {
+	if opts.Counties < 0 || opts.Counties > MaxCounties {
+		return nil, fmt.Errorf("sim: %d counties: give 0 to %d", opts.Counties, MaxCounties)
+	}
 	if opts.Addr == "" {
 		opts.Addr = "127.0.0.1:0"
 	}
@@ -132,7 +142,8 @@ func newWorld(opts Options) *World {
 		done:     make(chan struct{}),
 	}
 	w.logged = sync.NewCond(&w.logMu)
-	w.sites = defineSites()
+	w.counties = defineCounties(opts.Seed, opts.Counties)
+	w.sites = append(defineSites(), w.counties...)
 	for _, s := range w.sites {
 		w.byHost[s.Host] = s
 		w.inflight[s.Host] = &atomic.Int64{}
@@ -316,9 +327,11 @@ func (w *World) listen(ctx context.Context) error {
 }
 
 // siteHosts lists the site host names in definition order.
-func (w *World) siteHosts() []string {
+func (w *World) siteHosts() []string { return hostsOf(w.sites) }
+
+func hostsOf(sites []*site) []string {
 	var hs []string
-	for _, s := range w.sites {
+	for _, s := range sites {
 		hs = append(hs, s.Host)
 	}
 	return hs
