@@ -282,7 +282,9 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		if at.IsZero() || c.clockIsFake() {
 			at = c.clock.Now()
 		}
-		c.logRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, rec.Duration, err)
+		// Chromium tried every request the gate let through, whether or
+		// not an answer came; one from its cache never reached the host.
+		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, 0, rec.Duration, err, rec.BlockedReason == "" && !rec.FromCache)
 	}
 	if rerr != nil {
 		if verdict < 0 {
@@ -293,7 +295,9 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 			if mainLogged {
 				status = 0
 			}
-			c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, dur, rerr)
+			// Not a request of its own unless it carries the page's
+			// status (no row above stands for the page).
+			c.writeRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, 0, dur, rerr, status != 0)
 		}
 		return nil, rerr
 	}
