@@ -83,12 +83,26 @@ func (c *Client) logRow(ctx context.Context, req Request, u *url.URL, tier strin
 // 304 spared. A row with an answer or a time on the wire stands for a
 // request that went out; one with neither was refused before it left.
 func (c *Client) logRowSaved(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error) {
-	c.writeRow(ctx, req, u, tier, at, status, wire, saved, dur, err, status != 0 || dur > 0)
+	reach := rowUnsent
+	if status != 0 || dur > 0 {
+		reach = rowSent
+	}
+	c.writeRow(ctx, req, u, tier, at, status, wire, saved, dur, err, reach)
 }
 
-// writeRow writes the row and tells the observer; sent says whether the
-// request left zhizhi, for rows whose status and duration cannot tell.
-func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error, sent bool) {
+// rowReach says what a crawl_log row stands for, for the observer, where
+// the row's status and duration cannot tell.
+type rowReach int
+
+const (
+	rowSent   rowReach = iota // a request that left zhizhi
+	rowUnsent                 // a request stopped before it left
+	rowNote                   // no request of its own: a verdict on one already logged
+)
+
+// writeRow writes the row and tells the observer of the request it stands
+// for, if any.
+func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error, reach rowReach) {
 	row := &model.CrawlLog{
 		BytesSaved: saved,
 		SiteID:     req.SiteID,
@@ -130,12 +144,10 @@ func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier str
 	if lerr := c.store.InsertCrawlLog(context.WithoutCancel(ctx), row); lerr != nil {
 		c.log.Error("crawl log", "url", row.ArticleURL, "error", lerr)
 	}
-	if c.observe != nil {
+	if c.observe != nil && reach != rowNote {
 		// The guard refuses some requests only when it dials (a name that
 		// resolves to a private address): those never left either.
-		if row.ErrorClass == ClassSSRF {
-			sent = false
-		}
+		sent := reach == rowSent && row.ErrorClass != ClassSSRF
 		c.observe(RequestEvent{
 			Host: row.Host, Purpose: row.Purpose, Tier: tier, Sent: sent,
 			Status: status, ErrorClass: row.ErrorClass,
@@ -144,8 +156,10 @@ func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier str
 	}
 }
 
-// RequestEvent is one crawl_log row as an observer (metrics) hears of it:
-// every request the client made or refused, once.
+// RequestEvent is one request as an observer (metrics) hears of it, when
+// its crawl_log row is written: every request the client made or refused,
+// once. (The extra row that carries a browser page's verdict, when the
+// page's own row is there, is not a request and is not heard of.)
 type RequestEvent struct {
 	Host    string // lower-case host name; "" when the URL could not be parsed
 	Purpose string // model.Purpose* or PurposeAsset

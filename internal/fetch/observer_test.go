@@ -14,9 +14,9 @@ import (
 	"zhizhi/internal/sim"
 )
 
-// TestObserverHearsEveryRequestOnce: the observer hears of every crawl_log
-// row once, and the ones it is told were sent are exactly the requests the
-// site saw: robots.txt, a 200, a 304, a robots.txt revalidated with a 304,
+// TestObserverHearsEveryRequestOnce: on the direct tier the observer hears
+// of every crawl_log row once, and the ones it is told were sent are
+// exactly the requests the site saw: robots.txt, a 200, a 304, a robots.txt revalidated with a 304,
 // a body too large (sent, no answer), a redirect whose next hop the guard
 // refuses, a path robots.txt forbids and a URL that does not parse.
 func TestObserverHearsEveryRequestOnce(t *testing.T) {

@@ -284,7 +284,11 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		}
 		// Chromium tried every request the gate let through, whether or
 		// not an answer came; one from its cache never reached the host.
-		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, 0, rec.Duration, err, rec.BlockedReason == "" && !rec.FromCache)
+		reach := rowSent
+		if rec.BlockedReason != "" || rec.FromCache {
+			reach = rowUnsent
+		}
+		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, 0, rec.Duration, err, reach)
 	}
 	if rerr != nil {
 		if verdict < 0 {
@@ -295,9 +299,17 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 			if mainLogged {
 				status = 0
 			}
-			// Not a request of its own unless it carries the page's
-			// status (no row above stands for the page).
-			c.writeRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, 0, dur, rerr, status != 0)
+			// With the page's status it stands for the page's request;
+			// without one, it is a note on the page's row above, or, when
+			// there is none, the page that never left.
+			reach := rowSent
+			switch {
+			case status == 0 && mainLogged:
+				reach = rowNote
+			case status == 0:
+				reach = rowUnsent
+			}
+			c.writeRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, 0, dur, rerr, reach)
 		}
 		return nil, rerr
 	}
