@@ -56,6 +56,11 @@ type ClientOptions struct {
 	// a host. Zero means DefaultRobotsRecheck.
 	RobotsRecheck time.Duration
 
+	// ObserveRequest, when set, hears of every request once, as its
+	// crawl_log row is written (metrics). It must be quick and safe for
+	// concurrent use: it runs on the request's goroutine.
+	ObserveRequest func(RequestEvent)
+
 	// LookupIP and Dial replace the guard's resolver and dialer (tests:
 	// nothing may leave loopback).
 	LookupIP func(ctx context.Context, host string) ([]net.IP, error)
@@ -77,6 +82,7 @@ type Client struct {
 	ua      string
 	log     *slog.Logger
 	recheck time.Duration
+	observe func(RequestEvent)
 
 	mu        sync.Mutex
 	policies  map[string]SitePolicy
@@ -133,6 +139,7 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		ua:        UserAgent(opts.Version, opts.ContactURL),
 		log:       opts.Logger,
 		recheck:   opts.RobotsRecheck,
+		observe:   opts.ObserveRequest,
 		policies:  map[string]SitePolicy{},
 		robots:    map[string]*robotsEntry{},
 		hostLocks: map[string]*sync.Mutex{},

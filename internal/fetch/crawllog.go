@@ -80,8 +80,29 @@ func (c *Client) logRow(ctx context.Context, req Request, u *url.URL, tier strin
 }
 
 // logRowSaved is logRow for a conditional answer: saved is the body size a
-// 304 spared.
+// 304 spared. A row with an answer or a time on the wire stands for a
+// request that went out; one with neither was refused before it left.
 func (c *Client) logRowSaved(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error) {
+	reach := rowUnsent
+	if status != 0 || dur > 0 {
+		reach = rowSent
+	}
+	c.writeRow(ctx, req, u, tier, at, status, wire, saved, dur, err, reach)
+}
+
+// rowReach says what a crawl_log row stands for, for the observer, where
+// the row's status and duration cannot tell.
+type rowReach int
+
+const (
+	rowSent   rowReach = iota // a request that left zhizhi
+	rowUnsent                 // a request stopped before it left
+	rowNote                   // no request of its own: a verdict on one already logged
+)
+
+// writeRow writes the row and tells the observer of the request it stands
+// for, if any.
+func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier string, at time.Time, status int, wire, saved int64, dur time.Duration, err error, reach rowReach) {
 	row := &model.CrawlLog{
 		BytesSaved: saved,
 		SiteID:     req.SiteID,
@@ -123,4 +144,34 @@ func (c *Client) logRowSaved(ctx context.Context, req Request, u *url.URL, tier 
 	if lerr := c.store.InsertCrawlLog(context.WithoutCancel(ctx), row); lerr != nil {
 		c.log.Error("crawl log", "url", row.ArticleURL, "error", lerr)
 	}
+	if c.observe != nil && reach != rowNote {
+		// The guard refuses some requests only when it dials (a name that
+		// resolves to a private address): those never left either.
+		sent := reach == rowSent && row.ErrorClass != ClassSSRF
+		c.observe(RequestEvent{
+			Host: row.Host, Purpose: row.Purpose, Tier: tier, Sent: sent,
+			Status: status, ErrorClass: row.ErrorClass,
+			WireBytes: wire, SavedBytes: saved, Duration: dur,
+		})
+	}
+}
+
+// RequestEvent is one request as an observer (metrics) hears of it, when
+// its crawl_log row is written: every request the client made or refused,
+// once. (The extra row that carries a browser page's verdict, when the
+// page's own row is there, is not a request and is not heard of.)
+type RequestEvent struct {
+	Host    string // lower-case host name; "" when the URL could not be parsed
+	Purpose string // model.Purpose* or PurposeAsset
+	Tier    string // TierDirect or TierBrowser; "" when refused before a tier was chosen
+	// Sent: the request left zhizhi (whether or not an answer came back).
+	// False for one refused by zhizhi's own rules (robots.txt, the SSRF
+	// guard, breaker, backoff, a remembered CAPTCHA, the browser's gate)
+	// and for one the browser answered from its cache.
+	Sent       bool
+	Status     int    // HTTP status; 0 when no answer came
+	ErrorClass string // Class*; "" for a success
+	WireBytes  int64  // bytes on the wire
+	SavedBytes int64  // body bytes a 304 spared
+	Duration   time.Duration
 }

@@ -363,6 +363,10 @@ func (c *Client) wireRobots(ctx context.Context, req Request, u *url.URL, prev *
 	l := c.limits
 	l.TruncateAt = RobotsParseLimit
 	resp, a, err := c.wire(ctx, req, u, hdr, l)
-	c.logRow(ctx, req, u, TierDirect, a.at, a.status, a.wire, a.dur, err)
+	var saved int64
+	if err == nil && resp.NotModified && prev != nil {
+		saved = int64(len(prev.raw))
+	}
+	c.logRowSaved(ctx, req, u, TierDirect, a.at, a.status, a.wire, saved, a.dur, err)
 	return resp, err
 }

@@ -282,7 +282,13 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		if at.IsZero() || c.clockIsFake() {
 			at = c.clock.Now()
 		}
-		c.logRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, rec.Duration, err)
+		// Chromium tried every request the gate let through, whether or
+		// not an answer came; one from its cache never reached the host.
+		reach := rowSent
+		if rec.BlockedReason != "" || rec.FromCache {
+			reach = rowUnsent
+		}
+		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, 0, rec.Duration, err, reach)
 	}
 	if rerr != nil {
 		if verdict < 0 {
@@ -293,7 +299,17 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 			if mainLogged {
 				status = 0
 			}
-			c.logRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, dur, rerr)
+			// With the page's status it stands for the page's request;
+			// without one, it is a note on the page's row above, or, when
+			// there is none, the page that never left.
+			reach := rowSent
+			switch {
+			case status == 0 && mainLogged:
+				reach = rowNote
+			case status == 0:
+				reach = rowUnsent
+			}
+			c.writeRow(ctx, req, u, TierBrowser, c.clock.Now(), status, 0, 0, dur, rerr, reach)
 		}
 		return nil, rerr
 	}
