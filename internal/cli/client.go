@@ -23,13 +23,18 @@ func chromiumAvailable() bool {
 // every site's policy from the database and its adapter's resilience rules
 // from the configuration, and the browser tier when Chromium is installed.
 func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.Client, error) {
+	return newObservedClient(ctx, st, b, nil)
+}
+
+// newObservedClient is newClient telling observe of every request.
+func newObservedClient(ctx context.Context, st *store.Store, b *config.Bundle, observe func(fetch.RequestEvent)) (*fetch.Client, error) {
 	rm, err := resolveMap()
 	if err != nil {
 		return nil, err
 	}
 	opts := fetch.ClientOptions{
 		Store: st, Resolve: rm, Version: Version, ContactURL: settings.ContactURL,
-		Logger: slog.Default(),
+		Logger: slog.Default(), ObserveRequest: observe,
 	}
 	if chromiumAvailable() {
 		opts.Browser = fetch.Chromium(settings.Chromium, slog.Default())

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/crawl"
+	"zhizhi/internal/metrics"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
@@ -115,18 +116,37 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return exitCode(1, fmt.Sprintf("serve: cannot listen on %s (--listen / ZHIZHI_LISTEN): %v", o.listen, err))
 	}
-	client, err := newClient(ctx, st, b)
+	var q *queue.Queue
+	m := metrics.New(metrics.Options{Store: st, Logger: slog.Default(),
+		QueueDepth: func(ctx context.Context) (map[string]int, error) {
+			if q == nil {
+				return nil, errors.New("job queue not open yet")
+			}
+			byState, err := q.Depth(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out := make(map[string]int, len(byState))
+			for k, v := range byState {
+				out[string(k)] = v
+			}
+			return out, nil
+		},
+	})
+	client, err := newObservedClient(ctx, st, b, m.ObserveRequest)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	defer client.Close() // stops Chromium and removes its profile
 	host, _ := os.Hostname()
-	q, err := queue.Open(ctx, queue.Options{
+	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, Bundle: b, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
 		Location: o.loc, Log: slog.Default(), ID: fmt.Sprintf("%s-%d", host, os.Getpid()),
 		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
 			logTargetResult(kind, t, r)
+			m.ObserveCrawl(r)
+			m.ObserveJob(kind, wait, r.Finished.Sub(r.Started), jobOutcomeLabel(r))
 		},
 	})
 	if err != nil {
@@ -134,7 +154,9 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return exitCode(1, "serve: "+err.Error())
 	}
 	var ready atomic.Bool
-	srv := &http.Server{Handler: serveMux(st, &ready), ReadHeaderTimeout: 10 * time.Second}
+	mux := serveMux(st, &ready)
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		srv.Close()
@@ -182,6 +204,21 @@ func serveMux(st *store.Store, ready *atomic.Bool) *http.ServeMux {
 		fmt.Fprintln(w, "ready")
 	})
 	return mux
+}
+
+// jobOutcomeLabel is a job's outcome as the metrics count it.
+func jobOutcomeLabel(r crawl.Result) string {
+	switch {
+	case r.Interrupted:
+		return "interrupted"
+	case r.Blocked != "":
+		return "blocked"
+	case r.Err != nil:
+		return "failed"
+	case r.Failed > 0:
+		return "partial"
+	}
+	return "ok"
 }
 
 // logTargetResult writes one log line per finished job.
