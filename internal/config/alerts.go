@@ -164,9 +164,10 @@ func (r *reporter) readWebhook(path string, n *yaml.Node, what string) Webhook {
 }
 
 // readSecretPair reads a value written inline (key) or named by an
-// environment variable (envKey): exactly one of them. A variable that is
-// not set here is a warning: the file may be checked on a machine that
-// does not send alerts. env is the variable's name.
+// environment variable (envKey): exactly one of them. env is the
+// variable's name. A variable that is not set here is no problem of the
+// file (it may be checked on a machine that sends no alerts); whatever
+// sends alerts refuses to start without it.
 func (r *reporter) readSecretPair(m *mapping, key, envKey string, required bool) (val, env string) {
 	switch {
 	case m.has(key) && m.has(envKey):
@@ -181,11 +182,7 @@ func (r *reporter) readSecretPair(m *mapping, key, envKey string, required bool)
 			r.errorf(m.valPos(envKey), "name an environment variable, e.g. FEISHU_WEBHOOK_URL", "%s %q is not a variable name", envKey, env)
 			return "", ""
 		}
-		val = strings.TrimSpace(os.Getenv(env))
-		if val == "" {
-			r.warnf(m.valPos(envKey), "set it where alerts are sent from", "environment variable %s (%s of %s) is not set here", env, key, m.what)
-		}
-		return val, env
+		return strings.TrimSpace(os.Getenv(env)), env
 	case m.has(key):
 		return m.str(key, true, "https://open.feishu.cn/open-apis/bot/v2/hook/…"), ""
 	case required:
