@@ -234,6 +234,9 @@ func TestAlertLifecycle(t *testing.T) {
 			if n.Webhook != "hook" {
 				continue
 			}
+			if !strings.HasPrefix(n.Title, "【知止告警】") {
+				t.Errorf("alert titled %q: a Feishu keyword check on 知止 would drop it", n.Title)
+			}
 			switch n.Rule {
 			case alert.RuleSuccessRate:
 				wantText(t, n, "抓取成功率过低", "33.3%", "80.0%", "共请求 30 次，成功 10 次")
