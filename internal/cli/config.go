@@ -15,7 +15,7 @@ func init() { register(newConfigCmd) }
 func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
-		Short: "Check and load the configuration files (cms/, sites/, topic_synonyms.yaml)",
+		Short: "Check and load the configuration files (cms/, sites/, topic_synonyms.yaml, alerts.yaml)",
 	}
 	cmd.AddCommand(newConfigLintCmd(), newConfigSyncCmd())
 	return cmd

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strings"
 
@@ -150,6 +151,14 @@ func runCrawl(cmd *cobra.Command, intr *interrupt, st *store.Store, b *config.Bu
 	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Drain: intr.Drain, Full: full}
 	results := c.Run(ctx, targets)
 	prog.Finish()
+	// Every target's run is recorded, so health sees the last result
+	// whoever crawled it; a record that cannot be written is no reason to
+	// hide the table.
+	for i, r := range results {
+		if err := crawl.RecordRun(ctx, st, targets[i], r, "cli"); err != nil {
+			slog.Warn("record crawl run", "target", r.TargetCode, "error", err)
+		}
+	}
 	crawl.WriteTable(out, results)
 	return results, nil
 }

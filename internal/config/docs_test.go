@@ -46,6 +46,13 @@ func TestEveryKeyIsDocumented(t *testing.T) {
 		{"adapter escalation keys", "## CMS adapter files", escalateKeys},
 		{"adapter site_template keys", "## CMS adapter files", siteTemplateKeys},
 		{"department CSV columns", "## Departments", deptColumns},
+		{"alerts keys", "## Alerts", alertKeys},
+		{"alert webhook keys", "## Alerts", webhookKeys},
+		{"alert rules", "## Alerts", alertRuleKeys},
+		{"alert success_rate keys", "## Alerts", successRateKeys},
+		{"alert challenge_rate keys", "## Alerts", challengeRateKeys},
+		{"alert rule toggles", "## Alerts", alertToggleKeys},
+		{"webhook kinds", "## Alerts", webhookKinds},
 	}
 	for _, c := range cases {
 		prose := proseOf(t, doc, c.section)

@@ -26,6 +26,7 @@ type Bundle struct {
 	CMS      map[string]*Adapter // by adapter_id (the file stem)
 	Sites    []*SiteFile         // sorted by file name
 	Topics   Topics
+	Alerts   *Alerts   // alerts.yaml; nil when the directory has none
 	Problems []Problem // everything Load found, sorted; Sync refuses a bundle with errors
 
 	// DepartmentIDs holds the dept_ids of departments.csv when the file
@@ -138,6 +139,13 @@ func LoadWith(dir string, opts Options) (*Bundle, []Problem) {
 	if _, err := os.Stat(topicsPath); err == nil {
 		if root, ok := parseYAMLFile(r, topicsPath); ok {
 			b.Topics = r.readTopics(topicsPath, root)
+		}
+	}
+
+	alertsPath := filepath.Join(dir, AlertsFile)
+	if _, err := os.Stat(alertsPath); err == nil {
+		if root, ok := parseYAMLFile(r, alertsPath); ok {
+			b.Alerts = r.readAlerts(alertsPath, root)
 		}
 	}
 

@@ -1,0 +1,209 @@
+// Package health owns zhizhi's health report: the enabled targets that
+// have gone stale (no new article for more than three times the cadence
+// their column is expected to publish at), the targets whose last run
+// failed, and the hosts zhizhi is not asking now, with why (backing off,
+// breaker open, a CAPTCHA, robots.txt unreachable, flagged for a person to
+// review). `zhizhi health`, the alerts and the metrics all read it from
+// Check, so they never disagree.
+package health
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// StaleFactor is how many expected cadences a column may stay quiet before
+// it is stale: a weekly column is stale after three weeks without a new
+// article, a monthly one after three months, so slow columns do not raise
+// false alarms the way a fixed "nothing new in 24 h" would.
+const StaleFactor = 3
+
+// ReviewWindow is the window in which the breaker trips that flag a host
+// for review are counted (the count is shown beside the flag).
+const ReviewWindow = 7 * 24 * time.Hour
+
+// Kinds of host problem, in the order a host's are listed.
+const (
+	HostCaptcha = "captcha"            // the site answered with a CAPTCHA: stopped until a person clears it
+	HostReview  = "review"             // flagged for a person to look at (third breaker trip in 7 days, or a CAPTCHA)
+	HostBreaker = "breaker"            // the breaker is open: no request until it releases
+	HostRobots  = "robots_unreachable" // robots.txt could not be fetched: nothing else is asked (fail-closed)
+	HostBackoff = "backoff"            // waiting after errors before the next request
+)
+
+// Report is the health of everything zhizhi watches at one moment.
+type Report struct {
+	At      time.Time       `json:"at"`
+	Targets int             `json:"targets_checked"` // enabled targets looked at
+	Stale   []StaleTarget   `json:"stale_targets"`
+	Failing []FailingTarget `json:"failing_targets"`
+	Hosts   []HostIssue     `json:"hosts"`
+}
+
+// Problems counts what the report lists: zero means all is well.
+func (r Report) Problems() int { return len(r.Stale) + len(r.Failing) + len(r.Hosts) }
+
+// StaleTarget is an enabled target that has been quiet too long.
+type StaleTarget struct {
+	TargetCode  string `json:"target_code"`
+	TargetName  string `json:"target_name"`
+	SiteCode    string `json:"site_code"`
+	CadenceDays int    `json:"expected_cadence_days"`
+	// LastArticleTime is the publication time of the newest article seen;
+	// nil when none was ever collected, and QuietSince is then when the
+	// target was added.
+	LastArticleTime *time.Time `json:"last_article_time"`
+	QuietSince      time.Time  `json:"quiet_since"`
+	QuietDays       float64    `json:"quiet_days"`
+	LimitDays       int        `json:"stale_after_days"` // StaleFactor × cadence
+}
+
+// FailingTarget is an enabled target whose last finished run failed.
+type FailingTarget struct {
+	TargetCode string          `json:"target_code"`
+	TargetName string          `json:"target_name"`
+	SiteCode   string          `json:"site_code"`
+	Run        store.TargetRun `json:"last_run"`
+}
+
+// HostIssue is a host zhizhi is not asking freely now, with every reason.
+type HostIssue struct {
+	Host              string     `json:"host"`
+	Kinds             []string   `json:"kinds"` // HostCaptcha, HostReview, HostBreaker, HostRobots, HostBackoff
+	ConsecutiveErrors int        `json:"consecutive_errors"`
+	BackoffUntil      *time.Time `json:"backoff_until,omitempty"`
+	BreakerUntil      *time.Time `json:"breaker_until,omitempty"`
+	BreakerTrips7d    int        `json:"breaker_trips_7d"`
+	// The earliest failing robots.txt of the host's origins.
+	RobotsFailingSince *time.Time `json:"robots_failing_since,omitempty"`
+	RobotsError        string     `json:"robots_error,omitempty"`
+}
+
+// Has reports whether the host has a problem of kind.
+func (h HostIssue) Has(kind string) bool { return slices.Contains(h.Kinds, kind) }
+
+// IsStale is the stale rule: a column is stale when more than StaleFactor
+// times its expected cadence has passed since quietSince (its newest
+// article, or when it was added if it never had one). Exactly three
+// cadences is not yet stale.
+func IsStale(quietSince time.Time, cadenceDays int, now time.Time) bool {
+	if cadenceDays <= 0 {
+		return false
+	}
+	return now.Sub(quietSince) > time.Duration(StaleFactor*cadenceDays)*24*time.Hour
+}
+
+// Check builds the report at now from the database.
+//
+// A target that never yielded an article is measured from when it was
+// added: a column that has shown nothing for three cadences since zhizhi
+// started watching it is as quiet as one whose newest article is that old,
+// while a target added yesterday gets the same grace period as any other.
+func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) {
+	rep := Report{At: now.UTC(), Stale: []StaleTarget{}, Failing: []FailingTarget{}, Hosts: []HostIssue{}}
+	targets, err := st.HealthTargets(ctx)
+	if err != nil {
+		return rep, err
+	}
+	rep.Targets = len(targets)
+	for _, t := range targets {
+		since := t.CreatedAt
+		if t.LastArticleTime != nil {
+			since = *t.LastArticleTime
+		}
+		if IsStale(since, t.CadenceDays, now) {
+			rep.Stale = append(rep.Stale, StaleTarget{
+				TargetCode: t.TargetCode, TargetName: t.TargetName, SiteCode: t.SiteCode, CadenceDays: t.CadenceDays,
+				LastArticleTime: t.LastArticleTime, QuietSince: since,
+				QuietDays: now.Sub(since).Hours() / 24, LimitDays: StaleFactor * t.CadenceDays,
+			})
+		}
+		if t.LastRun != nil && t.LastRun.Outcome == store.RunFailed {
+			rep.Failing = append(rep.Failing, FailingTarget{TargetCode: t.TargetCode, TargetName: t.TargetName,
+				SiteCode: t.SiteCode, Run: *t.LastRun})
+		}
+	}
+	hosts, err := st.HostsNeedingAttention(ctx, now)
+	if err != nil {
+		return rep, err
+	}
+	robots, err := st.FailingRobots(ctx)
+	if err != nil {
+		return rep, err
+	}
+	issues := map[string]*HostIssue{}
+	var order []string
+	issue := func(host string) *HostIssue {
+		if h, ok := issues[host]; ok {
+			return h
+		}
+		h := &HostIssue{Host: host}
+		issues[host] = h
+		order = append(order, host)
+		return h
+	}
+	for _, h := range hosts {
+		hostIssue(issue(h.Host), h, now)
+	}
+	for _, r := range robots {
+		h := issue(r.Host)
+		since := r.FetchedAt
+		if r.FailingSince != nil {
+			since = *r.FailingSince
+		}
+		if h.RobotsFailingSince == nil || since.Before(*h.RobotsFailingSince) {
+			h.RobotsFailingSince, h.RobotsError = &since, r.LastError
+		}
+	}
+	slices.Sort(order)
+	for _, host := range order {
+		h := issues[host]
+		h.Kinds = kindsOf(h)
+		if len(h.Kinds) > 0 {
+			rep.Hosts = append(rep.Hosts, *h)
+		}
+	}
+	return rep, nil
+}
+
+// hostIssue fills the host_state part of an issue.
+func hostIssue(h *HostIssue, s model.HostState, now time.Time) {
+	h.ConsecutiveErrors = s.ConsecutiveErrors
+	if s.BackoffUntil != nil && s.BackoffUntil.After(now) {
+		h.BackoffUntil = s.BackoffUntil
+	}
+	if s.BreakerUntil != nil && s.BreakerUntil.After(now) {
+		h.BreakerUntil = s.BreakerUntil
+	}
+	for _, t := range s.BreakerTrips {
+		if now.Sub(t) <= ReviewWindow {
+			h.BreakerTrips7d++
+		}
+	}
+	if s.BlockReason != "" {
+		h.Kinds = append(h.Kinds, s.BlockReason)
+	}
+	if s.NeedsReview {
+		h.Kinds = append(h.Kinds, HostReview)
+	}
+}
+
+// kindsOf lists a host's problems in their fixed order; the block reason
+// and review flag were noted from host_state already.
+func kindsOf(h *HostIssue) []string {
+	kinds := append([]string(nil), h.Kinds...)
+	if h.BreakerUntil != nil {
+		kinds = append(kinds, HostBreaker)
+	}
+	if h.RobotsFailingSince != nil {
+		kinds = append(kinds, HostRobots)
+	}
+	if h.BackoffUntil != nil {
+		kinds = append(kinds, HostBackoff)
+	}
+	return kinds
+}

@@ -1,0 +1,193 @@
+package health_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/crawl/crawltest"
+	"zhizhi/internal/health"
+	"zhizhi/internal/model"
+	"zhizhi/internal/sim"
+	"zhizhi/internal/store"
+	"zhizhi/internal/store/storetest"
+)
+
+const (
+	brokenHost  = "www.gov.test"  // answers 503 to everything, robots.txt included
+	captchaHost = "www.news.test" // shows a CAPTCHA instead of its news list
+)
+
+// crawledWorld crawls the simulated web's lianzhou site (healthy), the
+// national reference site (every answer a 503) and the news site (a
+// CAPTCHA instead of its list), records every run, and returns the world.
+func crawledWorld(t *testing.T, st *store.Store) *crawltest.World {
+	t.Helper()
+	ctx := context.Background()
+	w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+	if err := w.Sim.SetFault(brokenHost, sim.Fault{Kind: sim.Fault503}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sim.SetFault(captchaHost, sim.Fault{Kind: sim.FaultCaptcha, PathPrefix: "/news/"}); err != nil {
+		t.Fatal(err)
+	}
+	var targets []model.Target
+	for _, site := range []string{"lianzhou", "gov_ref", "news"} {
+		ts, err := st.ListTargets(ctx, store.TargetFilter{SiteCode: site, EnabledOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets = append(targets, ts...)
+	}
+	results := w.Crawler(nil).Run(ctx, targets)
+	for i, r := range results {
+		if err := crawl.RecordRun(ctx, st, targets[i], r, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return w
+}
+
+func targetByCode(t *testing.T, st *store.Store, code string) *model.Target {
+	t.Helper()
+	tg, err := st.TargetByCode(context.Background(), code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
+}
+
+func staleCodes(r health.Report) []string {
+	var out []string
+	for _, s := range r.Stale {
+		out = append(out, s.TargetCode)
+	}
+	return out
+}
+
+// TestHealthOfACrawledWorld: on a crawled world with a broken host and a
+// host that shows a CAPTCHA, health lists the targets whose last run
+// failed and the two hosts with why, and not the healthy site; a column
+// whose cadence is 7 days turns stale strictly after 21 days without a new
+// article, not at 21; a column never crawled counts from when it was added.
+func TestHealthOfACrawledWorld(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		crawledWorld(t, st)
+		now := time.Now()
+
+		rep, err := health.Check(ctx, st, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var failing []string
+		for _, f := range rep.Failing {
+			failing = append(failing, f.TargetCode)
+			if f.Run.Runner != "test" || f.Run.Error == "" {
+				t.Errorf("failing target %s: last run %+v, want the test's run with its error", f.TargetCode, f.Run)
+			}
+		}
+		if want := []string{"gov_ref_jiedu", "gov_ref_xxgk", "gov_ref_zuixin", "news_local"}; !slices.Equal(failing, want) {
+			t.Errorf("failing targets %v, want %v (the broken host's and the CAPTCHA's; lianzhou's crawl was clean)", failing, want)
+		}
+		hosts := map[string]health.HostIssue{}
+		for _, h := range rep.Hosts {
+			hosts[h.Host] = h
+		}
+		if h, ok := hosts[brokenHost]; !ok || !h.Has(health.HostRobots) || h.RobotsError == "" {
+			t.Errorf("broken host listed as %+v, want robots.txt unreachable with its error", h)
+		}
+		if h, ok := hosts[captchaHost]; !ok || !h.Has(health.HostCaptcha) || !h.Has(health.HostReview) || !h.Has(health.HostBreaker) {
+			t.Errorf("CAPTCHA host listed as %+v, want captcha, review and breaker", h)
+		}
+		if _, ok := hosts["www.lianzhou.gov.test"]; ok || len(hosts) != 2 {
+			t.Errorf("hosts listed %v, want only the broken and the CAPTCHA host", rep.Hosts)
+		}
+		if rep.Problems() == 0 {
+			t.Error("a report listing problems counts none")
+		}
+
+		// lianzhou_zcwj is a weekly column (expected_cadence_days: 7 in its
+		// site file): stale after 3 × 7 = 21 days without a new article.
+		zcwj := targetByCode(t, st, "lianzhou_zcwj")
+		if zcwj.ExpectedCadenceDays != 7 || zcwj.LastArticleTime == nil {
+			t.Fatalf("lianzhou_zcwj: cadence %d, last article %v; want a crawled weekly column", zcwj.ExpectedCadenceDays, zcwj.LastArticleTime)
+		}
+		last := *zcwj.LastArticleTime
+		day := 24 * time.Hour
+		for _, c := range []struct {
+			at    time.Time
+			stale bool
+		}{
+			{last.Add(20 * day), false},
+			{last.Add(21 * day), false},
+			{last.Add(21*day + time.Minute), true},
+			{last.Add(40 * day), true},
+		} {
+			rep, err := health.Check(ctx, st, c.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stale := slices.Contains(staleCodes(rep), "lianzhou_zcwj")
+			if stale != c.stale {
+				t.Errorf("%v after its last article, lianzhou_zcwj stale = %v, want %v", c.at.Sub(last), stale, c.stale)
+			}
+			if stale {
+				for _, s := range rep.Stale {
+					if s.TargetCode == "lianzhou_zcwj" && (s.LimitDays != 21 || !s.QuietSince.Equal(last) || s.LastArticleTime == nil) {
+						t.Errorf("stale entry %+v, want limit 21 days, quiet since the last article", s)
+					}
+				}
+			}
+		}
+
+		// gd_ref_wjk was never crawled: no article, so it counts from when
+		// it was added (its cadence is 4 days in its site file).
+		wjk := targetByCode(t, st, "gd_ref_wjk")
+		if wjk.LastArticleTime != nil || wjk.ExpectedCadenceDays != 4 {
+			t.Fatalf("gd_ref_wjk: last article %v, cadence %d; want never crawled, cadence 4", wjk.LastArticleTime, wjk.ExpectedCadenceDays)
+		}
+		for _, c := range []struct {
+			at    time.Time
+			stale bool
+		}{
+			{wjk.CreatedAt.Add(12 * day), false},
+			{wjk.CreatedAt.Add(12*day + time.Minute), true},
+		} {
+			rep, err := health.Check(ctx, st, c.at)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Contains(staleCodes(rep), "gd_ref_wjk"); got != c.stale {
+				t.Errorf("never-crawled gd_ref_wjk %v after it was added: stale = %v, want %v", c.at.Sub(wjk.CreatedAt), got, c.stale)
+			}
+		}
+	})
+}
+
+// TestIsStale: the rule as the requirement writes it, now − last article
+// > 3 × cadence days, for the cadences the defaults suggest.
+func TestIsStale(t *testing.T) {
+	last := time.Date(2026, 10, 1, 9, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		cadence int
+		quiet   time.Duration
+		stale   bool
+	}{
+		{7, 20 * day, false},
+		{7, 21 * day, false},
+		{7, 21*day + time.Second, true},
+		{3, 9*day + time.Second, true},
+		{3, 9 * day, false},
+		{90, 269 * day, false},
+		{90, 271 * day, true},
+		{30, 91 * day, true},
+	} {
+		if got := health.IsStale(last, c.cadence, last.Add(c.quiet)); got != c.stale {
+			t.Errorf("cadence %d days, quiet %v: stale = %v, want %v", c.cadence, c.quiet, got, c.stale)
+		}
+	}
+}
