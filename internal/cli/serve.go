@@ -15,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"zhizhi/internal/alert"
 	"zhizhi/internal/crawl"
+	"zhizhi/internal/health"
 	"zhizhi/internal/metrics"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
@@ -116,8 +118,19 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return exitCode(1, fmt.Sprintf("serve: cannot listen on %s (--listen / ZHIZHI_LISTEN): %v", o.listen, err))
 	}
+	var alerter *alert.Alerter
+	if b.Alerts != nil {
+		if alerter, err = alert.New(st, b.Alerts); err != nil {
+			ln.Close()
+			return exitCode(2, "serve: "+err.Error())
+		}
+	}
 	var q *queue.Queue
 	m := metrics.New(metrics.Options{Store: st, Logger: slog.Default(),
+		StaleTargets: func(ctx context.Context) (int, error) {
+			rep, err := health.Check(ctx, st, time.Now())
+			return len(rep.Stale), err
+		},
 		QueueDepth: func(ctx context.Context) (map[string]int, error) {
 			if q == nil {
 				return nil, errors.New("job queue not open yet")
@@ -140,11 +153,17 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}
 	defer client.Close() // stops Chromium and removes its profile
 	host, _ := os.Hostname()
+	workerID := fmt.Sprintf("%s-%d", host, os.Getpid())
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, Bundle: b, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
-		Location: o.loc, Log: slog.Default(), ID: fmt.Sprintf("%s-%d", host, os.Getpid()),
+		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter,
 		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
 			logTargetResult(kind, t, r)
+			if kind == queue.KindCrawl {
+				if err := crawl.RecordRun(ctx, st, t, r, "serve "+workerID); err != nil {
+					slog.Warn("record the run of a target", "target", t.TargetCode, "err", err)
+				}
+			}
 			m.ObserveCrawl(r)
 			m.ObserveJob(kind, wait, r.Finished.Sub(r.Started), jobOutcomeLabel(r))
 		},

@@ -5,6 +5,8 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+
+	"zhizhi/internal/alert"
 )
 
 // Job kinds, as stored in the queue.
@@ -12,6 +14,8 @@ const (
 	KindCrawl   = "crawl_target"
 	KindRecheck = "recheck_target"
 	KindTick    = "schedule_tick"
+	KindAlerts  = "alert_check"
+	KindNotify  = "alert_send"
 )
 
 // Queues. Crawls and re-checks share the crawl queue, so that the number
@@ -20,6 +24,7 @@ const (
 const (
 	QueueCrawl       = "crawl"
 	QueueMaintenance = "maintenance"
+	QueueAlerts      = "alerts"
 )
 
 // Priorities: River works 1 before 2 before 4. A crawl asked for by a
@@ -98,6 +103,41 @@ func (TickArgs) InsertOpts() river.InsertOpts {
 }
 
 // crawlMaxAttempts: a crawl that keeps failing is given up after this many
-// tries; its next cron slot starts afresh, and its failed links wait in the
-// frontier with their own backoff.
-const crawlMaxAttempts = 4
+// tries (about ten hours of retries); its next cron slot starts afresh, and
+// its failed links wait in the frontier with their own backoff. A worker
+// that dies under a job costs it an attempt too, hence the room.
+const crawlMaxAttempts = 8
+
+// AlertCheckArgs evaluates the alert rules once. River's leader inserts it
+// every minute when alerts are configured.
+type AlertCheckArgs struct{}
+
+// Kind implements river.JobArgs.
+func (AlertCheckArgs) Kind() string { return KindAlerts }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (AlertCheckArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueMaintenance, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByState: busyStates},
+	}
+}
+
+// NotifyArgs delivers one alert message to one webhook. It has a queue of
+// its own, so a webhook that is down is retried without ever taking a
+// crawl worker.
+type NotifyArgs struct {
+	Notification alert.Notification `json:"notification"`
+}
+
+// Kind implements river.JobArgs.
+func (NotifyArgs) Kind() string { return KindNotify }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (NotifyArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueAlerts, MaxAttempts: notifyMaxAttempts}
+}
+
+// notifyMaxAttempts: a message is tried for about a day (5 min, 10, 20 …
+// capped at 6 h) before it is given up.
+const notifyMaxAttempts = 9

@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivermigrate"
 	"github.com/riverqueue/river/rivertype"
 
+	"zhizhi/internal/alert"
 	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
@@ -75,6 +76,9 @@ type Options struct {
 	// OnResult, when set, receives every crawl and re-check job's result
 	// (kind is KindCrawl or KindRecheck).
 	OnResult func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration)
+	// Alerter, when set, evaluates the alert rules every minute (on the
+	// leader) and its messages are delivered as jobs of their own.
+	Alerter *alert.Alerter
 	// Now is the scheduler's clock (tests); time.Now by default.
 	Now func() time.Time
 	Log *slog.Logger
@@ -241,6 +245,14 @@ func (q *Queue) riverConfig() *river.Config {
 		river.NewPeriodicJob(river.PeriodicInterval(q.opts.TickEvery),
 			func() (river.JobArgs, *river.InsertOpts) { return TickArgs{}, nil },
 			&river.PeriodicJobOpts{ID: KindTick, RunOnStart: true}),
+	}
+	if q.opts.Alerter != nil {
+		river.AddWorker(workers, &alertCheckWorker{q: q})
+		river.AddWorker(workers, &notifyWorker{q: q})
+		cfg.Queues[QueueAlerts] = river.QueueConfig{MaxWorkers: 2}
+		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return AlertCheckArgs{}, nil },
+			&river.PeriodicJobOpts{ID: KindAlerts, RunOnStart: true}))
 	}
 	return cfg
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"zhizhi/internal/alert"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
@@ -146,7 +147,8 @@ func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
 	return err == nil && len(list) == 1
 }
 
-// retryPolicy spaces the retries of a failed job: 5 min, 10, 20 … up to 6 h,
+// retryPolicy spaces the retries of a failed job: 5 min, 10, 20 … up to 6 h
+// (a job its dead worker left behind goes on after a second),
 // and never before the host may be asked again (its backoff or breaker), so
 // a retry does not knock at a host that is resting.
 type retryPolicy struct{ st *store.Store }
@@ -158,11 +160,25 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 		wait *= 2
 	}
 	wait = min(wait, 6*time.Hour)
+	if rescued(job) {
+		// The worker died under it: nothing failed, go on at once.
+		wait = continueAfter
+	}
 	next := now.Add(wait)
 	if until := p.hostFreeAt(job); until.After(next) {
 		next = until
 	}
 	return next
+}
+
+// rescued reports whether the job's last attempt ended because River's
+// rescuer took it back from a worker that stopped answering (killed,
+// crashed, cut off), not because the work failed.
+func rescued(job *rivertype.JobRow) bool {
+	if n := len(job.Errors); n > 0 {
+		return job.Errors[n-1].Error == riverRescued
+	}
+	return false
 }
 
 // hostFreeAt is when the host of the job's target may be asked again
@@ -199,3 +215,45 @@ func (p *retryPolicy) hostFreeAt(job *rivertype.JobRow) time.Time {
 	}
 	return free
 }
+
+// riverRescued is the error River's rescuer records on a job it took back.
+const riverRescued = "Stuck job rescued by JobRescuer"
+
+// alertCheckWorker evaluates the alert rules and queues one delivery per
+// message.
+type alertCheckWorker struct {
+	river.WorkerDefaults[AlertCheckArgs]
+	q *Queue
+}
+
+func (w *alertCheckWorker) Work(ctx context.Context, job *river.Job[AlertCheckArgs]) error {
+	ns, err := w.q.opts.Alerter.Evaluate(ctx, time.Now())
+	if err != nil {
+		return err
+	}
+	for _, n := range ns {
+		if _, err := w.q.jobs.Insert(context.WithoutCancel(ctx), NotifyArgs{Notification: n}, nil); err != nil {
+			return fmt.Errorf("queue alert %s for %s: %w", n.Key, n.Webhook, err)
+		}
+	}
+	return nil
+}
+
+func (w *alertCheckWorker) Timeout(*river.Job[AlertCheckArgs]) time.Duration { return time.Minute }
+
+// notifyWorker sends one message; River retries it when the webhook fails
+// in a way worth retrying.
+type notifyWorker struct {
+	river.WorkerDefaults[NotifyArgs]
+	q *Queue
+}
+
+func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) error {
+	err := w.q.opts.Alerter.Send(ctx, job.Args.Notification)
+	if err != nil && !alert.Retryable(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func (w *notifyWorker) Timeout(*river.Job[NotifyArgs]) time.Duration { return time.Minute }
