@@ -43,7 +43,7 @@ func TestMain(m *testing.M) {
 }
 
 // zhizhiBinary builds cmd/zhizhi once and returns its path.
-func zhizhiBinary(t *testing.T) string {
+func zhizhiBinary(t testing.TB) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -74,14 +74,14 @@ type runResult struct {
 
 // runZhizhi runs the binary with env (and no other ZHIZHI_ variable from
 // the test's environment).
-func runZhizhi(t *testing.T, env []string, args ...string) runResult {
+func runZhizhi(t testing.TB, env []string, args ...string) runResult {
 	t.Helper()
 	return runZhizhiFor(t, 10, env, args...)
 }
 
 // runZhizhiFor is runZhizhi with a safety net of minutes against a hung
 // child; nothing measures time.
-func runZhizhiFor(t *testing.T, minutes int, env []string, args ...string) runResult {
+func runZhizhiFor(t testing.TB, minutes int, env []string, args ...string) runResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(minutes)*time.Minute)
 	defer cancel()

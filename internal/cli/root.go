@@ -53,8 +53,10 @@ const envHelp = `Environment (flags override them for one run):
                        topic_synonyms.yaml, departments.csv); default ./config
   ZHIZHI_RESOLVE       host=ip:port,… pins hosts to addresses, like curl
                        --resolve; only hosts listed here may reach loopback
-  ZHIZHI_LISTEN        where zhizhi sim listens; default 127.0.0.1:0 (free
-                       ports)
+  ZHIZHI_LISTEN        where zhizhi serve answers HTTP (default
+                       127.0.0.1:8080) and zhizhi sim listens (default
+                       127.0.0.1:0, free ports)
+  ZHIZHI_TIMEZONE      time zone schedules are read in; default Asia/Shanghai
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium

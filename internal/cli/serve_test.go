@@ -86,7 +86,7 @@ var serveStarted = regexp.MustCompile(`已启动 — http://(\S+)`)
 
 // startServe starts `zhizhi serve` with its own data directory (workers
 // share nothing but the database) and waits until it listens.
-func (sw *serveWorld) startServe(t *testing.T, dataDir string, args ...string) *serveProc {
+func (sw *serveWorld) startServe(t testing.TB, dataDir string, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(zhizhiBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
@@ -141,7 +141,7 @@ func (p *serveProc) kill() {
 }
 
 // stop sends SIGTERM and returns the exit status.
-func (p *serveProc) stop(t *testing.T) int {
+func (p *serveProc) stop(t testing.TB) int {
 	t.Helper()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -157,7 +157,7 @@ func (p *serveProc) stop(t *testing.T) int {
 // waitDone waits until every target the test crawls has been crawled and
 // no crawl or re-check job is queued, running or waiting: the queue has
 // nothing more to do.
-func (sw *serveWorld) waitDone(t *testing.T, limit time.Duration) {
+func (sw *serveWorld) waitDone(t testing.TB, limit time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	q, err := queue.Open(ctx, queue.Options{Store: sw.st})
@@ -189,13 +189,17 @@ func (sw *serveWorld) waitDone(t *testing.T, limit time.Duration) {
 
 // allCrawled reports whether every enabled target (but the browser sites'
 // when there is no browser) has been crawled at least once.
-func (sw *serveWorld) allCrawled(t *testing.T) bool {
-	for _, tg := range sw.world.Targets(t, sw.browser) {
-		got, err := sw.st.TargetByID(context.Background(), tg.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got.LastCrawledAt == nil {
+func (sw *serveWorld) allCrawled(t testing.TB) bool {
+	ctx := context.Background()
+	targets, err := sw.st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sw.browser {
+		targets, _ = withoutBrowserTargets(ctx, sw.st, targets)
+	}
+	for _, tg := range targets {
+		if tg.LastCrawledAt == nil {
 			return false
 		}
 	}

@@ -32,7 +32,7 @@ func countyTruth(t *testing.T, truth []sim.TruthArticle) []sim.TruthArticle {
 
 // startCounties runs `zhizhi sim --seed 1 --counties n --write-config DIR`
 // with the bundled configuration directory and returns it with DIR.
-func startCounties(ctx context.Context, t *testing.T, n int) (*simProcess, string) {
+func startCounties(ctx context.Context, t testing.TB, n int) (*simProcess, string) {
 	t.Helper()
 	bin := zhizhiBinary(t)
 	bundled, err := filepath.Abs(bundledConfig)

@@ -121,7 +121,7 @@ type simProcess struct {
 // setting but env: ZHIZHI_LISTEN would pin the ports) and waits until it
 // has printed the resolve map and the control URL. The child is killed
 // when the test ends unless interrupt stopped it.
-func startSim(ctx context.Context, t *testing.T, bin string, env []string, args ...string) *simProcess {
+func startSim(ctx context.Context, t testing.TB, bin string, env []string, args ...string) *simProcess {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "ZHIZHI_") }), env...)
