@@ -226,7 +226,7 @@ func (q *Queue) riverConfig() *river.Config {
 		Logger:               riverLogger(q.log()),
 		JobTimeout:           timeout,
 		RescueStuckJobsAfter: timeout + 2*drainGrace,
-		RetryPolicy:          &retryPolicy{st: q.opts.Store},
+		RetryPolicy:          &retryPolicy{st: q.opts.Store, stuckAfter: timeout + drainGrace},
 		MaxAttempts:          crawlMaxAttempts,
 	}
 	if q.opts.Fetch == nil {

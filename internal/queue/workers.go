@@ -151,7 +151,13 @@ func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
 // (a job its dead worker left behind goes on after a second),
 // and never before the host may be asked again (its backoff or breaker), so
 // a retry does not knock at a host that is resting.
-type retryPolicy struct{ st *store.Store }
+type retryPolicy struct {
+	st *store.Store
+	// stuckAfter: a job whose attempt began longer ago than this cannot
+	// have ended in its worker (whose context ends at the job timeout), so
+	// River's rescuer is retrying it after its worker died.
+	stuckAfter time.Duration
+}
 
 func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	now := time.Now()
@@ -160,7 +166,7 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 		wait *= 2
 	}
 	wait = min(wait, 6*time.Hour)
-	if rescued(job) {
+	if p.rescued(job, now) {
 		// The worker died under it: nothing failed, go on at once.
 		wait = continueAfter
 	}
@@ -171,14 +177,13 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return next
 }
 
-// rescued reports whether the job's last attempt ended because River's
-// rescuer took it back from a worker that stopped answering (killed,
-// crashed, cut off), not because the work failed.
-func rescued(job *rivertype.JobRow) bool {
-	if n := len(job.Errors); n > 0 {
-		return job.Errors[n-1].Error == riverRescued
-	}
-	return false
+// rescued reports whether the job's attempt ended because River's rescuer
+// took it back from a worker that stopped answering (killed, crashed, cut
+// off), not because the work failed. River asks the retry policy before it
+// records why, so the age of the attempt tells: a worker returns before
+// its job's timeout, the rescuer only takes jobs older than that.
+func (p *retryPolicy) rescued(job *rivertype.JobRow, now time.Time) bool {
+	return p.stuckAfter > 0 && job.AttemptedAt != nil && now.Sub(*job.AttemptedAt) >= p.stuckAfter
 }
 
 // hostFreeAt is when the host of the job's target may be asked again
@@ -215,9 +220,6 @@ func (p *retryPolicy) hostFreeAt(job *rivertype.JobRow) time.Time {
 	}
 	return free
 }
-
-// riverRescued is the error River's rescuer records on a job it took back.
-const riverRescued = "Stuck job rescued by JobRescuer"
 
 // alertCheckWorker evaluates the alert rules and queues one delivery per
 // message.
