@@ -106,7 +106,7 @@ else
 fi
 start=$SECONDS
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -timeout 30m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+go test -count=1 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
 say "go test took $((SECONDS - start))s"
 
 # --- short fuzz passes over the code that reads hostile input -----------------
