@@ -3,11 +3,14 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -57,4 +60,40 @@ func TestRetryPolicy(t *testing.T) {
 			t.Errorf("retry at %v, before the host's backoff ends at %v", got, until)
 		}
 	})
+}
+
+// What River does with a job follows from the target's result.
+func TestJobOutcome(t *testing.T) {
+	now := time.Date(2026, 11, 5, 12, 0, 0, 0, time.UTC)
+	var snooze *river.JobSnoozeError
+	var cancel *river.JobCancelError
+	cases := []struct {
+		name string
+		res  crawl.Result
+		want string // done, snooze:<duration>, cancel, error
+	}{
+		{"done", crawl.Result{}, "done"},
+		{"articles failed, they wait in the frontier", crawl.Result{Failed: 3}, "done"},
+		{"budget used up", crawl.Result{Err: crawl.ErrInterrupted, Interrupted: true}, "snooze:1s"},
+		{"breaker open for 24 h", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "breaker open", Until: now.Add(24 * time.Hour)}}, "snooze:24h0m0s"},
+		{"backing off 64 s", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "backing off", Until: now.Add(64 * time.Second)}}, "snooze:1m4s"},
+		{"CAPTCHA", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "breaker open", Cause: fetch.BlockCaptcha, Until: now}}, "cancel"},
+		{"robots.txt unreachable", crawl.Result{Err: &fetch.RobotsError{Why: "robots.txt unreachable", Unreachable: true}}, "cancel"},
+		{"a list page failed", crawl.Result{Err: errors.New("list page 1: HTTP 500")}, "error"},
+	}
+	for _, c := range cases {
+		err := jobOutcome(c.res, now)
+		got := "error"
+		switch {
+		case err == nil:
+			got = "done"
+		case errors.As(err, &snooze):
+			got = "snooze:" + snooze.Duration.String()
+		case errors.As(err, &cancel):
+			got = "cancel"
+		}
+		if got != c.want {
+			t.Errorf("%s: %s (%v), want %s", c.name, got, err, c.want)
+		}
+	}
 }

@@ -104,6 +104,12 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	} else {
 		res = c.CrawlTarget(ctx, *t)
 	}
+	if ctx.Err() != nil && res.Err != nil {
+		// The job's time ran out (or the process is stopping) while a
+		// request waited for the host or was under way: that is the
+		// budget, not a failure of the target. It goes on later.
+		res.Interrupted = true
+	}
 	if q.opts.OnResult != nil {
 		wait := time.Duration(0)
 		if row.AttemptedAt != nil {
