@@ -40,6 +40,7 @@ const (
 const (
 	Firing   = "firing"
 	Resolved = "resolved"
+	Test     = "test" // a test message (TestNotification): neither an alert nor a recovery
 )
 
 // Notification is one message for one webhook: a condition that started
