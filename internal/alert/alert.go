@@ -24,6 +24,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/health"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
 
@@ -39,18 +40,21 @@ const (
 const (
 	Firing   = "firing"
 	Resolved = "resolved"
+	Test     = "test" // a test message (TestNotification): neither an alert nor a recovery
 )
 
 // Notification is one message for one webhook: a condition that started
 // (Firing) or cleared (Resolved). It marshals to JSON and back unchanged,
-// so a queued job can carry it.
+// so a queued job can carry it. Webhook, Key, State and Episode name the
+// message; they are tagged for River, whose delivery jobs are unique by
+// them, so a message queued twice (after a crash) is sent once.
 type Notification struct {
-	Webhook string    `json:"webhook"` // the webhook's name in alerts.yaml
-	Key     string    `json:"key"`     // the condition: the rule, and ":subject" when it has one
+	Webhook string    `json:"webhook" river:"unique"` // the webhook's name in alerts.yaml
+	Key     string    `json:"key" river:"unique"`     // the condition: the rule, and ":subject" when it has one
 	Rule    string    `json:"rule"`
-	Subject string    `json:"subject,omitempty"` // a target_code or a host
-	State   string    `json:"state"`             // Firing or Resolved
-	Episode int64     `json:"episode"`           // how many times this condition has fired
+	Subject string    `json:"subject,omitempty"`      // a target_code or a host
+	State   string    `json:"state" river:"unique"`   // Firing or Resolved
+	Episode int64     `json:"episode" river:"unique"` // how many times this condition has fired
 	At      time.Time `json:"at"`
 	Title   string    `json:"title"` // one line, Chinese
 	Lines   []string  `json:"lines"` // the body, Chinese
@@ -112,6 +116,10 @@ type event struct {
 // gives nothing; a condition that cannot be judged (too few requests in a
 // rate window) is left as it is. Of several processes evaluating at once,
 // only one gets each notification.
+//
+// Each change is recorded together with its message, which stays in the
+// database until Queued is told the notifications were handed on: a
+// process that dies in between loses nothing, Unqueued returns them again.
 func (a *Alerter) Evaluate(ctx context.Context, now time.Time) ([]Notification, error) {
 	var events []event
 	cfg := a.Config
@@ -150,32 +158,84 @@ func (a *Alerter) Evaluate(ctx context.Context, now time.Time) ([]Notification, 
 	}
 	var out []Notification
 	for _, e := range events {
-		for _, w := range cfg.Webhooks {
-			out = append(out, Notification{Webhook: w.Name, Key: e.key, Rule: e.rule, Subject: e.subject, State: e.state,
-				Episode: e.episode, At: now.UTC(), Title: e.title, Lines: e.lines})
-		}
+		out = append(out, a.fanOut(e, now)...)
 	}
 	return out, nil
+}
+
+// fanOut is e's notification for every webhook.
+func (a *Alerter) fanOut(e event, at time.Time) []Notification {
+	var out []Notification
+	for _, w := range a.Config.Webhooks {
+		out = append(out, Notification{Webhook: w.Name, Key: e.key, Rule: e.rule, Subject: e.subject, State: e.state,
+			Episode: e.episode, At: at.UTC(), Title: e.title, Lines: e.lines})
+	}
+	return out
+}
+
+// Unqueued returns a notification per webhook for every change that was
+// claimed and not yet marked Queued, oldest first: the changes of an
+// evaluation under way here or in another process, and those of one whose
+// process died before it queued them. Handing them on again is safe where
+// a delivery is unique per Webhook, Key, State and Episode, as River's
+// delivery jobs are.
+func (a *Alerter) Unqueued(ctx context.Context) ([]Notification, error) {
+	notices, err := a.Store.UnqueuedAlerts(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
+	}
+	var out []Notification
+	for _, n := range notices {
+		e := event{key: n.Key, rule: n.Rule, subject: n.Subject, state: Resolved, episode: n.Episode, title: n.Title, lines: n.Lines}
+		if n.Firing {
+			e.state = Firing
+		}
+		out = append(out, a.fanOut(e, n.At)...)
+	}
+	return out, nil
+}
+
+// Queued records that the notifications ns were handed on for delivery,
+// for every webhook: Unqueued no longer returns their changes.
+func (a *Alerter) Queued(ctx context.Context, ns []Notification) error {
+	var changes []store.AlertChange
+	seen := map[store.AlertChange]bool{}
+	for _, n := range ns {
+		ch := store.AlertChange{Key: n.Key, Episode: n.Episode, Firing: n.State == Firing}
+		if !seen[ch] {
+			seen[ch] = true
+			changes = append(changes, ch)
+		}
+	}
+	if err := a.Store.AlertsQueued(ctx, changes); err != nil {
+		return fmt.Errorf("alerts: %w", err)
+	}
+	return nil
 }
 
 // fire claims the start of a condition; nil when it was firing already
 // (or another process claimed it).
 func (a *Alerter) fire(ctx context.Context, now time.Time, key, rule, subject, title string, lines []string) (*event, error) {
-	ep, claimed, err := a.Store.ClaimAlertFiring(ctx, key, rule, subject, strings.Join(lines, "\n"), now)
+	ep, claimed, err := a.Store.ClaimAlertFiring(ctx, key, rule, subject, store.AlertMessage{Title: title, Lines: lines}, now)
 	if err != nil || !claimed {
 		return nil, err
 	}
 	return &event{key: key, rule: rule, subject: subject, state: Firing, episode: ep, title: title, lines: lines}, nil
 }
 
-// resolve claims the end of a condition; nil when it was not firing.
+// resolve claims the end of a condition; nil when it was not firing. msg
+// writes the recovery from the state the condition had; it runs inside the
+// claim's transaction and must not use the database.
 func (a *Alerter) resolve(ctx context.Context, now time.Time, key string, msg func(prev store.AlertState) (string, []string)) (*event, error) {
-	prev, claimed, err := a.Store.ClaimAlertResolved(ctx, key, now)
+	var m store.AlertMessage
+	prev, claimed, err := a.Store.ClaimAlertResolved(ctx, key, now, func(prev store.AlertState) store.AlertMessage {
+		m.Title, m.Lines = msg(prev)
+		return m
+	})
 	if err != nil || !claimed {
 		return nil, err
 	}
-	title, lines := msg(prev)
-	return &event{key: key, rule: prev.Rule, subject: prev.Subject, state: Resolved, episode: prev.Episode, title: title, lines: lines}, nil
+	return &event{key: key, rule: prev.Rule, subject: prev.Subject, state: Resolved, episode: prev.Episode, title: m.Title, lines: m.Lines}, nil
 }
 
 // rateRule judges one rate over its window: firing, clear, or (too few
@@ -255,12 +315,23 @@ func (a *Alerter) staleRule(ctx context.Context, now time.Time, rep health.Repor
 	for _, s := range rep.Stale {
 		observed[s.TargetCode] = func() (string, []string) { return staleMessage(s) }
 	}
-	return a.setRule(ctx, now, RuleStale, observed, func(prev store.AlertState) (string, []string) {
-		t, err := a.Store.TargetByCode(ctx, prev.Subject)
-		if err != nil || !t.Enabled {
-			t = nil
+	// The recoveries say how each target is now; they are written inside
+	// the claims, which must not read the database, so read it first.
+	firing, err := a.Store.FiringAlerts(ctx, RuleStale)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
+	}
+	targets := map[string]*model.Target{}
+	for _, f := range firing {
+		if _, still := observed[f.Subject]; still {
+			continue
 		}
-		return staleRecovered(prev, t)
+		if t, err := a.Store.TargetByCode(ctx, f.Subject); err == nil && t.Enabled {
+			targets[f.Subject] = t
+		}
+	}
+	return a.setRule(ctx, now, RuleStale, observed, func(prev store.AlertState) (string, []string) {
+		return staleRecovered(prev, targets[prev.Subject])
 	})
 }
 

@@ -481,3 +481,74 @@ func TestOneSenderAmongMany(t *testing.T) {
 		}
 	})
 }
+
+// TestUnqueuedUntilQueued: what an evaluation claims is returned by
+// Unqueued, also to a new Alerter (a process started after the one that
+// claimed died), until Queued records it handed on; a condition that
+// starts and clears before either change was queued keeps both messages.
+func TestUnqueuedUntilQueued(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		rcv := newReceiver(t)
+		cfg := alertsConfig(rcv.srv.URL)
+		cfg.SuccessRate.Enabled, cfg.ChallengeRate.Enabled, cfg.Stale = false, false, false
+		hooks := len(cfg.Webhooks)
+		now := time.Now().UTC().Truncate(time.Second)
+		flagForReview(t, st, now)
+		dead, err := alert.New(st, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired, err := dead.Evaluate(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.ClearHostBlock(ctx, flakyHost); err != nil {
+			t.Fatal(err)
+		}
+		cleared, err := dead.Evaluate(ctx, now.Add(time.Minute))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"review:" + flakyHost + " firing 1", "review:" + flakyHost + " resolved 1"}
+		if got := summary(t, append(fired, cleared...), hooks); !reflect.DeepEqual(got, want) {
+			t.Fatalf("evaluations claimed %v, want %v", got, want)
+		}
+
+		next, err := alert.New(st, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending, err := next.Unqueued(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(t, pending, hooks); !reflect.DeepEqual(got, want) {
+			t.Fatalf("after the claiming process died, unqueued %v, want %v", got, want)
+		}
+		for _, p := range pending {
+			for _, n := range append(fired, cleared...) {
+				if n.Webhook == p.Webhook && n.Key == p.Key && n.State == p.State &&
+					(n.Title != p.Title || !reflect.DeepEqual(n.Lines, p.Lines) || !n.At.Equal(p.At)) {
+					t.Errorf("the kept message differs from the claimed one:\n%+v\n%+v", p, n)
+				}
+			}
+		}
+		if err := next.Queued(ctx, pending[:1]); err != nil {
+			t.Fatal(err)
+		}
+		pending, err = next.Unqueued(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := summary(t, pending, hooks); !reflect.DeepEqual(got, want[1:]) {
+			t.Fatalf("after the firing was queued, unqueued %v, want %v", got, want[1:])
+		}
+		if err := next.Queued(ctx, pending); err != nil {
+			t.Fatal(err)
+		}
+		if pending, err = next.Unqueued(ctx); err != nil || len(pending) != 0 {
+			t.Errorf("after everything was queued, %d unqueued (%v)", len(pending), err)
+		}
+	})
+}

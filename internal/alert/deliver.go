@@ -226,9 +226,13 @@ func feishuPayload(w config.Webhook, n Notification, now time.Time) ([]byte, err
 	case "interactive":
 		var c feishuCard
 		c.Config.WideScreenMode = true
-		c.Header.Template = "red"
-		if n.State == Resolved {
+		switch n.State {
+		case Resolved:
 			c.Header.Template = "green"
+		case Test:
+			c.Header.Template = "blue"
+		default:
+			c.Header.Template = "red"
 		}
 		c.Header.Title = feishuCardText{Tag: "plain_text", Content: n.Title}
 		c.Elements = append(c.Elements, struct {
@@ -265,8 +269,11 @@ func wecomPayload(w config.Webhook, n Notification) ([]byte, error) {
 			"text": map[string]string{"content": truncateUTF8(n.text(), wecomTextMax)}})
 	}
 	color := "warning"
-	if n.State == Resolved {
+	switch n.State {
+	case Resolved:
 		color = "info"
+	case Test:
+		color = "comment"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "**<font color=\"%s\">%s</font>**\n", color, n.Title)

@@ -116,3 +116,15 @@ func reviewRecovered(prev store.AlertState) (string, []string) {
 func (n Notification) text() string {
 	return n.Title + "\n" + strings.Join(n.Lines, "\n")
 }
+
+// TestNotification is the message that checks a webhook before anyone
+// relies on it (zhizhi alert test). It says where it came from, so that a
+// group hearing from several installations knows which one works.
+func TestNotification(webhook, from string, now time.Time) Notification {
+	return Notification{Webhook: webhook, Key: Test, Rule: Test, State: Test, At: now.UTC(),
+		Title: "【知止测试】告警通道测试消息",
+		Lines: []string{
+			"这是一条测试消息，用于确认 zhizhi 的告警能送达本群，无需处理。",
+			fmt.Sprintf("发送自 %s，时间 %s（北京时间），通道 %s。", from, bj(now), webhook),
+		}}
+}

@@ -125,7 +125,9 @@ func (AlertCheckArgs) InsertOpts() river.InsertOpts {
 
 // NotifyArgs delivers one alert message to one webhook. It has a queue of
 // its own, so a webhook that is down is retried without ever taking a
-// crawl worker.
+// crawl worker. It is unique per webhook and message (the fields of
+// alert.Notification tagged river:"unique") in every state, so a message
+// queued again after a crash is never sent twice.
 type NotifyArgs struct {
 	Notification alert.Notification `json:"notification"`
 }
@@ -135,9 +137,10 @@ func (NotifyArgs) Kind() string { return KindNotify }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (NotifyArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueAlerts, MaxAttempts: notifyMaxAttempts}
+	return river.InsertOpts{Queue: QueueAlerts, MaxAttempts: notifyMaxAttempts,
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: rivertype.JobStates()}}
 }
 
-// notifyMaxAttempts: a message is tried for about a day (5 min, 10, 20 …
-// capped at 6 h) before it is given up.
-const notifyMaxAttempts = 9
+// notifyMaxAttempts: a message is tried for about a day (30 s, 1 min, 2 min
+// … then hourly, notifyRetryWait) before it is given up.
+const notifyMaxAttempts = 31

@@ -49,6 +49,10 @@ const (
 	DefaultWorkers   = 4
 	DefaultBudget    = 20 * time.Minute
 	DefaultTickEvery = time.Minute
+	// DefaultAlertRetry is the wait before an alert message is sent again
+	// after its first attempt failed; each further wait doubles, up to an
+	// hour.
+	DefaultAlertRetry = 30 * time.Second
 	// drainGrace is how long work under way may finish after a drain
 	// (a job's budget ran out, or the process is stopping).
 	drainGrace = 10 * time.Second
@@ -79,6 +83,9 @@ type Options struct {
 	// Alerter, when set, evaluates the alert rules every minute (on the
 	// leader) and its messages are delivered as jobs of their own.
 	Alerter *alert.Alerter
+	// AlertRetry is the wait before a failed alert message is sent again
+	// (DefaultAlertRetry); each further wait doubles, up to an hour.
+	AlertRetry time.Duration
 	// Now is the scheduler's clock (tests); time.Now by default.
 	Now func() time.Time
 	Log *slog.Logger

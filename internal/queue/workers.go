@@ -235,16 +235,24 @@ type alertCheckWorker struct {
 }
 
 func (w *alertCheckWorker) Work(ctx context.Context, job *river.Job[AlertCheckArgs]) error {
-	ns, err := w.q.opts.Alerter.Evaluate(ctx, time.Now())
+	a := w.q.opts.Alerter
+	_, evalErr := a.Evaluate(ctx, time.Now())
+	// Queue what this evaluation claimed (all of it, or what it claimed
+	// before it failed) together with what an earlier one claimed and never
+	// queued: its process died in between, since the claims and River's
+	// jobs cannot share a transaction. A message queued already is skipped
+	// as a duplicate, so none goes out twice.
+	ns, err := a.Unqueued(ctx)
 	if err != nil {
-		return err
+		return errors.Join(evalErr, err)
 	}
+	ctx = context.WithoutCancel(ctx)
 	for _, n := range ns {
-		if _, err := w.q.jobs.Insert(context.WithoutCancel(ctx), NotifyArgs{Notification: n}, nil); err != nil {
-			return fmt.Errorf("queue alert %s for %s: %w", n.Key, n.Webhook, err)
+		if _, err := w.q.jobs.Insert(ctx, NotifyArgs{Notification: n}, nil); err != nil {
+			return errors.Join(evalErr, fmt.Errorf("queue alert %s for %s: %w", n.Key, n.Webhook, err))
 		}
 	}
-	return nil
+	return errors.Join(evalErr, a.Queued(ctx, ns))
 }
 
 func (w *alertCheckWorker) Timeout(*river.Job[AlertCheckArgs]) time.Duration { return time.Minute }
@@ -265,3 +273,24 @@ func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) err
 }
 
 func (w *notifyWorker) Timeout(*river.Job[NotifyArgs]) time.Duration { return time.Minute }
+
+// NextRetry gives alert messages their own schedule: a group should hear
+// of a problem soon after a short outage of its webhook, not on the crawl
+// jobs' 5 minutes and more.
+func (w *notifyWorker) NextRetry(job *river.Job[NotifyArgs]) time.Time {
+	return time.Now().Add(notifyRetryWait(job.Attempt, w.q.opts.AlertRetry))
+}
+
+// notifyRetryWait is the wait after a message's attempt failed: first
+// (default DefaultAlertRetry) after the first attempt, doubling with each
+// attempt, at most an hour.
+func notifyRetryWait(attempt int, first time.Duration) time.Duration {
+	if first <= 0 {
+		first = DefaultAlertRetry
+	}
+	wait := first
+	for i := 1; i < attempt && wait < time.Hour; i++ {
+		wait *= 2
+	}
+	return min(wait, time.Hour)
+}
