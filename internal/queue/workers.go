@@ -80,6 +80,15 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	if !q.targetEnabled(ctx, *t) {
 		return river.JobCancel(fmt.Errorf("target %s is disabled", t.TargetCode))
 	}
+	// River ends a job's context with a cause of its own (its stop, a
+	// cancel from another process, the job timeout), and net/http reports
+	// that cause instead of context.Canceled: the crawl and the fetcher
+	// would take our own stop for the site failing — the link marked
+	// failed for an hour, the host charged an error. The crawl gets a
+	// context that ends plainly, as a Ctrl-C's does, when River's ends.
+	crawlCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	drain := make(chan struct{})
 	budget := time.AfterFunc(q.opts.Budget, func() { close(drain) })
 	go func() {
@@ -100,9 +109,9 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
 	var res crawl.Result
 	if kind == KindRecheck {
-		res = c.RecheckTarget(ctx, *t)
+		res = c.RecheckTarget(crawlCtx, *t)
 	} else {
-		res = c.CrawlTarget(ctx, *t)
+		res = c.CrawlTarget(crawlCtx, *t)
 	}
 	if q.opts.OnResult != nil {
 		wait := time.Duration(0)
