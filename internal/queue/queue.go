@@ -375,7 +375,7 @@ func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) 
 	return Enqueued{}, fmt.Errorf("queue crawl of %s: its job keeps changing state; try again", t.TargetCode)
 }
 
-// JobInfo is one crawl or re-check job that is not finished.
+// JobInfo is one crawl or re-check job.
 type JobInfo struct {
 	ID          int64
 	Kind        string
@@ -384,6 +384,7 @@ type JobInfo struct {
 	Priority    int
 	Attempt     int
 	ScheduledAt time.Time
+	AttemptedAt *time.Time // when its last attempt started; nil before the first
 	AttemptedBy []string
 	LastError   string
 }
@@ -391,8 +392,16 @@ type JobInfo struct {
 // Unfinished lists the crawl and re-check jobs that are queued, running,
 // snoozed or waiting for a retry, by id.
 func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
-	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).
-		States(busyStates...).First(10000)
+	return q.Jobs(ctx, busyStates...)
+}
+
+// Jobs lists the crawl and re-check jobs in the given states (every state
+// when none is given) that River still keeps, by id.
+func (q *Queue) Jobs(ctx context.Context, states ...rivertype.JobState) ([]JobInfo, error) {
+	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).First(10000)
+	if len(states) > 0 {
+		params = params.States(states...)
+	}
 	list, err := q.jobs.JobList(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -402,7 +411,7 @@ func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
 		var a CrawlArgs
 		_ = jsonUnmarshal(j.EncodedArgs, &a)
 		ji := JobInfo{ID: j.ID, Kind: j.Kind, TargetCode: a.TargetCode, State: j.State, Priority: j.Priority,
-			Attempt: j.Attempt, ScheduledAt: j.ScheduledAt, AttemptedBy: j.AttemptedBy}
+			Attempt: j.Attempt, ScheduledAt: j.ScheduledAt, AttemptedAt: j.AttemptedAt, AttemptedBy: j.AttemptedBy}
 		if n := len(j.Errors); n > 0 {
 			ji.LastError = j.Errors[n-1].Error
 		}
