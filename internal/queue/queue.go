@@ -38,6 +38,7 @@ type jobClient interface {
 	StopAndCancel(ctx context.Context) error
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobDelete(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
@@ -357,10 +358,19 @@ func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) 
 		case old.Kind == KindCrawl && old.Priority <= PriorityNow:
 			return Enqueued{JobID: old.ID}, nil
 		}
-		// A scheduled crawl is waiting at a lower priority: cancel it (it
-		// has not started) and insert the urgent one in its place.
-		if _, err := q.jobs.JobCancel(ctx, old.ID); err != nil {
-			return Enqueued{}, fmt.Errorf("move crawl of %s forward: %w", t.TargetCode, err)
+		// A scheduled crawl is waiting at a lower priority: remove it and
+		// insert the urgent one in its place. Delete, not cancel: a worker
+		// may have started it since the insert looked, and River deletes
+		// only a job that is not running, where a cancel would stop the
+		// crawl under way.
+		if _, err := q.jobs.JobDelete(ctx, old.ID); err != nil {
+			switch {
+			case errors.Is(err, rivertype.ErrJobRunning):
+				return Enqueued{JobID: old.ID, Running: true}, nil
+			case errors.Is(err, rivertype.ErrNotFound): // finished and cleaned up meanwhile
+			default:
+				return Enqueued{}, fmt.Errorf("move crawl of %s forward: %w", t.TargetCode, err)
+			}
 		}
 		args.Reason = ReasonNow
 		r2, err := q.jobs.Insert(ctx, args, opts)
