@@ -222,12 +222,13 @@ func (q *Queue) riverConfig() *river.Config {
 	// River's rescuer takes a job back only after that, so it never
 	// mistakes a live job for a dead worker's.
 	timeout := q.opts.Budget + 2*drainGrace
+	rescueAfter := timeout + 2*drainGrace
 	cfg := &river.Config{
 		ID:                   q.opts.ID,
 		Logger:               riverLogger(q.log()),
 		JobTimeout:           timeout,
-		RescueStuckJobsAfter: timeout + 2*drainGrace,
-		RetryPolicy:          &retryPolicy{st: q.opts.Store},
+		RescueStuckJobsAfter: rescueAfter,
+		RetryPolicy:          &retryPolicy{st: q.opts.Store, rescueAfter: rescueAfter},
 		MaxAttempts:          crawlMaxAttempts,
 	}
 	if q.opts.Fetch == nil {

@@ -160,7 +160,12 @@ func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
 // (a job its dead worker left behind goes on after a second),
 // and never before the host may be asked again (its backoff or breaker), so
 // a retry does not knock at a host that is resting.
-type retryPolicy struct{ st *store.Store }
+type retryPolicy struct {
+	st *store.Store
+	// rescueAfter is River's RescueStuckJobsAfter: how long after its
+	// attempt began a running job is taken for a dead worker's.
+	rescueAfter time.Duration
+}
 
 func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	now := time.Now()
@@ -169,7 +174,7 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 		wait *= 2
 	}
 	wait = min(wait, 6*time.Hour)
-	if rescued(job) {
+	if p.rescued(job, now) {
 		// The worker died under it: nothing failed, go on at once.
 		wait = continueAfter
 	}
@@ -180,14 +185,14 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return next
 }
 
-// rescued reports whether the job's last attempt ended because River's
-// rescuer took it back from a worker that stopped answering (killed,
-// crashed, cut off), not because the work failed.
-func rescued(job *rivertype.JobRow) bool {
-	if n := len(job.Errors); n > 0 {
-		return job.Errors[n-1].Error == riverRescued
-	}
-	return false
+// rescued reports whether River asks about a job its rescuer is taking
+// back from a worker that stopped answering (killed, crashed, cut off),
+// rather than one whose work failed. River calls the policy before it
+// records the attempt's error, so the row cannot say; but the rescuer only
+// takes jobs whose attempt began longer ago than rescueAfter, and a live
+// job has ended long before that (its context ends at the job timeout).
+func (p *retryPolicy) rescued(job *rivertype.JobRow, now time.Time) bool {
+	return p.rescueAfter > 0 && job.AttemptedAt != nil && now.Sub(*job.AttemptedAt) >= p.rescueAfter
 }
 
 // hostFreeAt is when the host of the job's target may be asked again
@@ -224,9 +229,6 @@ func (p *retryPolicy) hostFreeAt(job *rivertype.JobRow) time.Time {
 	}
 	return free
 }
-
-// riverRescued is the error River's rescuer records on a job it took back.
-const riverRescued = "Stuck job rescued by JobRescuer"
 
 // alertCheckWorker evaluates the alert rules and queues one delivery per
 // message.
