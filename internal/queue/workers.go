@@ -77,7 +77,11 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	if err != nil {
 		return err
 	}
-	if !q.targetEnabled(ctx, *t) {
+	enabled, err := q.targetEnabled(ctx, *t)
+	if err != nil {
+		return err // the database did not answer: retried, not dropped
+	}
+	if !enabled {
 		return river.JobCancel(fmt.Errorf("target %s is disabled", t.TargetCode))
 	}
 	// River ends a job's context with a cause of its own (its stop, a
@@ -148,12 +152,17 @@ func jobOutcome(res crawl.Result, now time.Time) error {
 	return res.Err
 }
 
-func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
+// targetEnabled reports whether t, its site and its site department are
+// all enabled.
+func (q *Queue) targetEnabled(ctx context.Context, t model.Target) (bool, error) {
 	if !t.Enabled {
-		return false
+		return false, nil
 	}
 	list, err := q.opts.Store.ListTargets(ctx, store.TargetFilter{TargetCode: t.TargetCode, EnabledOnly: true})
-	return err == nil && len(list) == 1
+	if err != nil {
+		return false, err
+	}
+	return len(list) == 1, nil
 }
 
 // retryPolicy spaces the retries of a failed job: 5 min, 10, 20 … up to 6 h
