@@ -237,6 +237,9 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 				t.Errorf("after the stop, the %s job of %s is %s: %s", j.Kind, j.TargetCode, j.State, j.LastError)
 			}
 
+			if t.Failed() {
+				t.Fatalf("the stop went wrong; not restarting:\n%s", p.output())
+			}
 			sw.world.Sim.ClearFaults("")
 			again := sw.startServe(t, sw.dataDir, "--workers", "2")
 			sw.waitDone(t, timeout)
@@ -366,7 +369,7 @@ func TestServeReadyzWhenDatabaseGone(t *testing.T) {
 
 	proxy.cut()
 	var body string
-	waitFor(t, 2*time.Minute, "/readyz says the database is gone", func() bool {
+	waitFor(t, time.Minute, "/readyz says the database is gone", func() bool {
 		var code int
 		code, body, _ = readyz(p.addr)
 		return code == http.StatusServiceUnavailable
