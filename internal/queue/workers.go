@@ -65,7 +65,8 @@ func (w *tickWorker) Timeout(*river.Job[TickArgs]) time.Duration { return time.M
 //   - the host's breaker is open or it is backing off: snooze until the
 //     host may be asked again, never sooner;
 //   - a CAPTCHA or a robots.txt refusal of the whole host: cancel; a
-//     person has to look, and the next schedule slot tries again;
+//     person has to look, and the next schedule slot tries again (a
+//     robots.txt that cannot be read is a failure, retried);
 //   - the target itself failed (a list page, the configuration): an error,
 //     retried by retryPolicy.
 func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRow, targetID int64) error {
@@ -142,6 +143,14 @@ func jobOutcome(res crawl.Result, now time.Time) error {
 			wait = continueAfter
 		}
 		return river.JobSnooze(wait)
+	}
+	var robots *fetch.RobotsError
+	if errors.As(res.Err, &robots) && robots.Unreachable {
+		// robots.txt could not be read: the host is closed for now, not
+		// for good. A failure like any other, retried no sooner than the
+		// host's backoff allows (retryPolicy); by then the fetcher asks
+		// for the file again.
+		return res.Err
 	}
 	if fetch.IsHostStop(res.Err) {
 		return river.JobCancel(res.Err)
