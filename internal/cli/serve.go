@@ -105,7 +105,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	release, err := st.LockServe(ctx)
 	if err != nil {
 		if errors.Is(err, store.ErrServeRunning) {
-			return exitCode(1, "serve: "+err.Error()+" — stop it first, or use PostgreSQL (ZHIZHI_DATABASE_URL=postgres://…) to run several")
+			return exitCode(1, fmt.Sprintf("serve: %v (%s) — stop it first, or use PostgreSQL (ZHIZHI_DATABASE_URL=postgres://…) to run several", err, databaseURL()))
 		}
 		return exitCode(1, "serve: "+err.Error())
 	}

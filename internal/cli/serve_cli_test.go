@@ -419,8 +419,9 @@ func TestServeSecondProcess(t *testing.T) {
 		if code != 1 {
 			t.Errorf("a second serve on the same SQLite database exited %d, want 1:\n%s", code, out)
 		}
-		if !strings.Contains(out, "already running") || !strings.Contains(out, "PostgreSQL") {
-			t.Errorf("a second serve on SQLite says %q; want that one is already running and that PostgreSQL runs several", out)
+		if !strings.Contains(out, "already running") || !strings.Contains(out, filepath.Join(sw.dataDir, "zhizhi.db")) ||
+			!strings.Contains(out, "PostgreSQL") {
+			t.Errorf("a second serve on SQLite says %q; want that one is already running on which database, and that PostgreSQL runs several", out)
 		}
 		if code, body, _ := readyz(first.addr); code != http.StatusOK {
 			t.Errorf("the first serve's /readyz after the second was refused: %d %q", code, body)
