@@ -59,7 +59,7 @@ PostgreSQL any number of serve processes, on one or several machines, share
 the work; the per-host politeness rules hold across all of them.
 
 SIGINT or SIGTERM stops it gracefully: no new jobs are taken, work in flight
-gets up to 10 seconds, what was collected is kept and the unfinished crawls
+gets up to 15 seconds, what was collected is kept and the unfinished crawls
 stay queued for the next start; then it exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -105,7 +105,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	release, err := st.LockServe(ctx)
 	if err != nil {
 		if errors.Is(err, store.ErrServeRunning) {
-			return exitCode(1, "serve: "+err.Error()+" — stop it first, or use PostgreSQL (ZHIZHI_DATABASE_URL=postgres://…) to run several")
+			return exitCode(1, fmt.Sprintf("serve: %v (%s) — stop it first, or use PostgreSQL (ZHIZHI_DATABASE_URL=postgres://…) to run several", err, databaseURL()))
 		}
 		return exitCode(1, "serve: "+err.Error())
 	}

@@ -78,27 +78,51 @@ type serveProc struct {
 	cmd  *exec.Cmd
 	addr string
 	done chan error
-	mu   sync.Mutex
-	out  strings.Builder
+	// listening receives the address once the process says it listens.
+	listening chan string
+	mu        sync.Mutex
+	out       strings.Builder
 }
 
 var serveStarted = regexp.MustCompile(`已启动 — http://(\S+)`)
 
-// startServe starts `zhizhi serve` with its own data directory (workers
-// share nothing but the database) and waits until it listens.
+// serveEnv is the environment of a serve process of this world with its
+// own data directory (workers share nothing but the database).
+func (sw *serveWorld) serveEnv(dataDir string) []string {
+	return append(slices.Clone(sw.env), "ZHIZHI_DATA_DIR="+dataDir)
+}
+
+// startServe starts `zhizhi serve` with its own data directory and waits
+// until it listens.
 func (sw *serveWorld) startServe(t testing.TB, dataDir string, args ...string) *serveProc {
+	t.Helper()
+	p := spawnServe(t, sw.serveEnv(dataDir), args...)
+	select {
+	case p.addr = <-p.listening:
+	case err := <-p.done:
+		t.Fatalf("serve exited before it listened: %v\n%s", err, p.output())
+	case <-time.After(2 * time.Minute): // a safety net, not a measure
+		p.cmd.Process.Kill()
+		t.Fatalf("serve did not start:\n%s", p.output())
+	}
+	return p
+}
+
+// spawnServe starts `zhizhi serve --listen 127.0.0.1:0 args…` with env
+// (and no ZHIZHI_ variable or TMPDIR of the test's own) and returns at
+// once; p.listening says when it listens, p.done when it exits.
+func spawnServe(t testing.TB, env []string, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(zhizhiBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "ZHIZHI_") || strings.HasPrefix(kv, "TMPDIR=")
-	}), append(sw.env, "ZHIZHI_DATA_DIR="+dataDir)...)
+	}), env...)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	p := &serveProc{cmd: cmd, done: make(chan error, 1)}
+	p := &serveProc{cmd: cmd, done: make(chan error, 1), listening: make(chan string, 1)}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	addr := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(pr)
 		sc.Buffer(nil, 1<<20)
@@ -108,7 +132,7 @@ func (sw *serveWorld) startServe(t testing.TB, dataDir string, args ...string) *
 			p.out.WriteString(line + "\n")
 			p.mu.Unlock()
 			if m := serveStarted.FindStringSubmatch(line); m != nil {
-				addr <- m[1]
+				p.listening <- m[1]
 			}
 		}
 	}()
@@ -117,14 +141,6 @@ func (sw *serveWorld) startServe(t testing.TB, dataDir string, args ...string) *
 		pw.Close()
 		p.done <- err
 	}()
-	select {
-	case p.addr = <-addr:
-	case err := <-p.done:
-		t.Fatalf("serve exited before it listened: %v\n%s", err, p.output())
-	case <-time.After(2 * time.Minute): // a safety net, not a measure
-		p.cmd.Process.Kill()
-		t.Fatalf("serve did not start:\n%s", p.output())
-	}
 	return p
 }
 

@@ -38,6 +38,7 @@ type jobClient interface {
 	StopAndCancel(ctx context.Context) error
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobDelete(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
 	Subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
@@ -228,12 +229,13 @@ func (q *Queue) riverConfig() *river.Config {
 	// River's rescuer takes a job back only after that, so it never
 	// mistakes a live job for a dead worker's.
 	timeout := q.opts.Budget + 2*drainGrace
+	rescueAfter := timeout + 2*drainGrace
 	cfg := &river.Config{
 		ID:                   q.opts.ID,
 		Logger:               riverLogger(q.log()),
 		JobTimeout:           timeout,
-		RescueStuckJobsAfter: timeout + 2*drainGrace,
-		RetryPolicy:          &retryPolicy{st: q.opts.Store, stuckAfter: timeout + drainGrace},
+		RescueStuckJobsAfter: rescueAfter,
+		RetryPolicy:          &retryPolicy{st: q.opts.Store, rescueAfter: rescueAfter},
 		MaxAttempts:          crawlMaxAttempts,
 	}
 	if q.opts.Fetch == nil {
@@ -364,10 +366,19 @@ func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) 
 		case old.Kind == KindCrawl && old.Priority <= PriorityNow:
 			return Enqueued{JobID: old.ID}, nil
 		}
-		// A scheduled crawl is waiting at a lower priority: cancel it (it
-		// has not started) and insert the urgent one in its place.
-		if _, err := q.jobs.JobCancel(ctx, old.ID); err != nil {
-			return Enqueued{}, fmt.Errorf("move crawl of %s forward: %w", t.TargetCode, err)
+		// A scheduled crawl is waiting at a lower priority: remove it and
+		// insert the urgent one in its place. Delete, not cancel: a worker
+		// may have started it since the insert looked, and River deletes
+		// only a job that is not running, where a cancel would stop the
+		// crawl under way.
+		if _, err := q.jobs.JobDelete(ctx, old.ID); err != nil {
+			switch {
+			case errors.Is(err, rivertype.ErrJobRunning):
+				return Enqueued{JobID: old.ID, Running: true}, nil
+			case errors.Is(err, rivertype.ErrNotFound): // finished and cleaned up meanwhile
+			default:
+				return Enqueued{}, fmt.Errorf("move crawl of %s forward: %w", t.TargetCode, err)
+			}
 		}
 		args.Reason = ReasonNow
 		r2, err := q.jobs.Insert(ctx, args, opts)
@@ -382,7 +393,7 @@ func (q *Queue) CrawlNow(ctx context.Context, t model.Target) (Enqueued, error) 
 	return Enqueued{}, fmt.Errorf("queue crawl of %s: its job keeps changing state; try again", t.TargetCode)
 }
 
-// JobInfo is one crawl or re-check job that is not finished.
+// JobInfo is one crawl or re-check job.
 type JobInfo struct {
 	ID          int64
 	Kind        string
@@ -391,6 +402,7 @@ type JobInfo struct {
 	Priority    int
 	Attempt     int
 	ScheduledAt time.Time
+	AttemptedAt *time.Time // when its last attempt started; nil before the first
 	AttemptedBy []string
 	LastError   string
 }
@@ -398,8 +410,16 @@ type JobInfo struct {
 // Unfinished lists the crawl and re-check jobs that are queued, running,
 // snoozed or waiting for a retry, by id.
 func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
-	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).
-		States(busyStates...).First(10000)
+	return q.Jobs(ctx, busyStates...)
+}
+
+// Jobs lists the crawl and re-check jobs in the given states (every state
+// when none is given) that River still keeps, by id.
+func (q *Queue) Jobs(ctx context.Context, states ...rivertype.JobState) ([]JobInfo, error) {
+	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).First(10000)
+	if len(states) > 0 {
+		params = params.States(states...)
+	}
 	list, err := q.jobs.JobList(ctx, params)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -409,7 +429,7 @@ func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
 		var a CrawlArgs
 		_ = jsonUnmarshal(j.EncodedArgs, &a)
 		ji := JobInfo{ID: j.ID, Kind: j.Kind, TargetCode: a.TargetCode, State: j.State, Priority: j.Priority,
-			Attempt: j.Attempt, ScheduledAt: j.ScheduledAt, AttemptedBy: j.AttemptedBy}
+			Attempt: j.Attempt, ScheduledAt: j.ScheduledAt, AttemptedAt: j.AttemptedAt, AttemptedBy: j.AttemptedBy}
 		if n := len(j.Errors); n > 0 {
 			ji.LastError = j.Errors[n-1].Error
 		}

@@ -65,7 +65,8 @@ func (w *tickWorker) Timeout(*river.Job[TickArgs]) time.Duration { return time.M
 //   - the host's breaker is open or it is backing off: snooze until the
 //     host may be asked again, never sooner;
 //   - a CAPTCHA or a robots.txt refusal of the whole host: cancel; a
-//     person has to look, and the next schedule slot tries again;
+//     person has to look, and the next schedule slot tries again (a
+//     robots.txt that cannot be read is a failure, retried);
 //   - the target itself failed (a list page, the configuration): an error,
 //     retried by retryPolicy.
 func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRow, targetID int64) error {
@@ -77,9 +78,22 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	if err != nil {
 		return err
 	}
-	if !q.targetEnabled(ctx, *t) {
+	enabled, err := q.targetEnabled(ctx, *t)
+	if err != nil {
+		return err // the database did not answer: retried, not dropped
+	}
+	if !enabled {
 		return river.JobCancel(fmt.Errorf("target %s is disabled", t.TargetCode))
 	}
+	// River ends a job's context with a cause of its own (its stop, a
+	// cancel from another process, the job timeout), and net/http reports
+	// that cause instead of context.Canceled: the crawl and the fetcher
+	// would take our own stop for the site failing — the link marked
+	// failed for an hour, the host charged an error. The crawl gets a
+	// context that ends plainly, as a Ctrl-C's does, when River's ends.
+	crawlCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
 	drain := make(chan struct{})
 	budget := time.AfterFunc(q.opts.Budget, func() { close(drain) })
 	go func() {
@@ -100,9 +114,9 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
 	var res crawl.Result
 	if kind == KindRecheck {
-		res = c.RecheckTarget(ctx, *t)
+		res = c.RecheckTarget(crawlCtx, *t)
 	} else {
-		res = c.CrawlTarget(ctx, *t)
+		res = c.CrawlTarget(crawlCtx, *t)
 	}
 	if ctx.Err() != nil && res.Err != nil {
 		// The job's time ran out (or the process is stopping) while a
@@ -136,6 +150,14 @@ func jobOutcome(res crawl.Result, now time.Time) error {
 		}
 		return river.JobSnooze(wait)
 	}
+	var robots *fetch.RobotsError
+	if errors.As(res.Err, &robots) && robots.Unreachable {
+		// robots.txt could not be read: the host is closed for now, not
+		// for good. A failure like any other, retried no sooner than the
+		// host's backoff allows (retryPolicy); by then the fetcher asks
+		// for the file again.
+		return res.Err
+	}
 	if fetch.IsHostStop(res.Err) {
 		return river.JobCancel(res.Err)
 	}
@@ -145,12 +167,17 @@ func jobOutcome(res crawl.Result, now time.Time) error {
 	return res.Err
 }
 
-func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
+// targetEnabled reports whether t, its site and its site department are
+// all enabled.
+func (q *Queue) targetEnabled(ctx context.Context, t model.Target) (bool, error) {
 	if !t.Enabled {
-		return false
+		return false, nil
 	}
 	list, err := q.opts.Store.ListTargets(ctx, store.TargetFilter{TargetCode: t.TargetCode, EnabledOnly: true})
-	return err == nil && len(list) == 1
+	if err != nil {
+		return false, err
+	}
+	return len(list) == 1, nil
 }
 
 // retryPolicy spaces the retries of a failed job: 5 min, 10, 20 … up to 6 h
@@ -159,10 +186,9 @@ func (q *Queue) targetEnabled(ctx context.Context, t model.Target) bool {
 // a retry does not knock at a host that is resting.
 type retryPolicy struct {
 	st *store.Store
-	// stuckAfter: a job whose attempt began longer ago than this cannot
-	// have ended in its worker (whose context ends at the job timeout), so
-	// River's rescuer is retrying it after its worker died.
-	stuckAfter time.Duration
+	// rescueAfter is River's RescueStuckJobsAfter: how long after its
+	// attempt began a running job is taken for a dead worker's.
+	rescueAfter time.Duration
 }
 
 func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
@@ -183,13 +209,14 @@ func (p *retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	return next
 }
 
-// rescued reports whether the job's attempt ended because River's rescuer
-// took it back from a worker that stopped answering (killed, crashed, cut
-// off), not because the work failed. River asks the retry policy before it
-// records why, so the age of the attempt tells: a worker returns before
-// its job's timeout, the rescuer only takes jobs older than that.
+// rescued reports whether River asks about a job its rescuer is taking
+// back from a worker that stopped answering (killed, crashed, cut off),
+// rather than one whose work failed. River calls the policy before it
+// records the attempt's error, so the row cannot say; but the rescuer only
+// takes jobs whose attempt began longer ago than rescueAfter, and a live
+// job has ended long before that (its context ends at the job timeout).
 func (p *retryPolicy) rescued(job *rivertype.JobRow, now time.Time) bool {
-	return p.stuckAfter > 0 && job.AttemptedAt != nil && now.Sub(*job.AttemptedAt) >= p.stuckAfter
+	return p.rescueAfter > 0 && job.AttemptedAt != nil && now.Sub(*job.AttemptedAt) >= p.rescueAfter
 }
 
 // hostFreeAt is when the host of the job's target may be asked again
