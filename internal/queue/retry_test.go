@@ -78,7 +78,7 @@ func TestJobOutcome(t *testing.T) {
 		{"breaker open for 24 h", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "breaker open", Until: now.Add(24 * time.Hour)}}, "snooze:24h0m0s"},
 		{"backing off 64 s", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "backing off", Until: now.Add(64 * time.Second)}}, "snooze:1m4s"},
 		{"CAPTCHA", crawl.Result{Err: &fetch.BlockedError{Host: "h", Reason: "breaker open", Cause: fetch.BlockCaptcha, Until: now}}, "cancel"},
-		{"robots.txt unreachable", crawl.Result{Err: &fetch.RobotsError{Why: "robots.txt unreachable", Unreachable: true}}, "cancel"},
+		{"robots.txt unreachable: retried once the host may be asked", crawl.Result{Err: &fetch.RobotsError{Why: "robots.txt unreachable", Unreachable: true}}, "error"},
 		{"a list page failed", crawl.Result{Err: errors.New("list page 1: HTTP 500")}, "error"},
 	}
 	for _, c := range cases {
