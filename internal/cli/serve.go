@@ -58,6 +58,14 @@ On the embedded SQLite database one serve process runs at a time. On
 PostgreSQL any number of serve processes, on one or several machines, share
 the work; the per-host politeness rules hold across all of them.
 
+A 'zhizhi config sync' takes effect without a restart: every serve process
+notices it within a minute, reads the configuration directory again and
+uses the new sites, templates and politeness rules for the jobs that start
+afterwards (jobs under way finish with what they started with). SIGHUP
+reads the directory again at once, e.g. after editing a template. When the
+files no longer load, serve keeps working with the last good configuration
+and logs a warning naming the file and line (also shown by /readyz).
+
 SIGINT or SIGTERM stops it gracefully: no new jobs are taken, work in flight
 gets up to 15 seconds, what was collected is kept and the unfinished crawls
 stay queued for the next start; then it exits 0.`,
@@ -97,6 +105,11 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	errw := cmd.ErrOrStderr()
 	ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	// SIGHUP reads the configuration again; caught from the start so that
+	// one sent while serve starts does not end it.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	st, err := openStore(ctx)
 	if err != nil {
 		return err
@@ -110,6 +123,12 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return exitCode(1, "serve: "+err.Error())
 	}
 	defer release()
+	// The generation is read before the files: a sync in between is seen
+	// at the first check and read again.
+	generation, err := st.ConfigGeneration(ctx)
+	if err != nil {
+		return exitCode(1, "serve: "+err.Error())
+	}
 	b, err := loadBundle()
 	if err != nil {
 		return err
@@ -152,10 +171,15 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return err
 	}
 	defer client.Close() // stops Chromium and removes its profile
+	live, err := liveConfig(st, b, generation, client)
+	if err != nil {
+		ln.Close()
+		return err
+	}
 	host, _ := os.Hostname()
 	workerID := fmt.Sprintf("%s-%d", host, os.Getpid())
 	q, err = queue.Open(ctx, queue.Options{
-		Store: st, Fetch: client, Bundle: b, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
+		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
 		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter,
 		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
 			logTargetResult(kind, t, r)
@@ -173,7 +197,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return exitCode(1, "serve: "+err.Error())
 	}
 	var ready atomic.Bool
-	mux := serveMux(st, &ready)
+	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
@@ -181,6 +205,12 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		srv.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watchConfig(watchCtx, live, o.tick, hup)
+	}()
 	ready.Store(true)
 	fmt.Fprintf(errw, "serve: 已启动 — http://%s (healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
 		ln.Addr(), st.Dialect(), o.workers, o.loc)
@@ -188,6 +218,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	stopSignals() // a second signal now takes its default action
 	ready.Store(false)
 	fmt.Fprintf(errw, "serve: 收到停止信号 — 不再领取新任务，进行中的工作最多再等 %d 秒\n", int(serveStopGrace/time.Second))
+	stopWatch()
+	<-watched
 	stopErr := q.Stop(serveStopGrace)
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -199,8 +231,11 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	return nil
 }
 
-// serveMux answers /healthz, /readyz and /metrics.
-func serveMux(st *store.Store, ready *atomic.Bool) *http.ServeMux {
+// serveMux answers /healthz, /readyz and /metrics. configTrouble says why
+// the configuration directory did not load at the last reload ("" when it
+// did); it does not make serve unready, which goes on with the last good
+// one.
+func serveMux(st *store.Store, ready *atomic.Bool, configTrouble func() string) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -221,6 +256,9 @@ func serveMux(st *store.Store, ready *atomic.Bool) *http.ServeMux {
 			return
 		}
 		fmt.Fprintln(w, "ready")
+		if msg := configTrouble(); msg != "" {
+			fmt.Fprintf(w, "configuration: the last reload failed, still working with the last good one: %s\n", msg)
+		}
 	})
 	return mux
 }

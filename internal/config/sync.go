@@ -47,7 +47,9 @@ var ErrConfigInvalid = errors.New("configuration has errors")
 // are written with source yaml, a cron from AssignCron and dept_id derived
 // from the binding. A yaml target that is no longer in the files is
 // disabled, never deleted, so its history stays. Runtime state (detect
-// status, last crawl times) is not touched. Either everything is written or
+// status, last crawl times) is not touched. Each sync counts one more
+// configuration generation, which tells running serve processes to read
+// the files again. Either everything is written or
 // nothing: a bundle with lint errors, or a local_dept_id missing from
 // local_department, writes nothing.
 func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
@@ -127,7 +129,10 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 			return err
 		}
 		rep.TargetsDisabled = n
-		return nil
+		// Counted even when no row changed: a template or adapter file
+		// may have, and running serve processes reload on a new count.
+		_, err = tx.BumpConfigGeneration(ctx)
+		return err
 	})
 	if err != nil {
 		return SyncReport{}, fmt.Errorf("config sync: %w", err)

@@ -67,6 +67,10 @@ type Options struct {
 	// "crawl now").
 	Fetch  crawl.Fetcher
 	Bundle *config.Bundle
+	// CurrentBundle, when set, replaces Bundle: each crawl and re-check
+	// job asks it once, as it starts, and keeps what it got to its end, so
+	// a configuration reloaded meanwhile reaches the jobs that start later.
+	CurrentBundle func(ctx context.Context) *config.Bundle
 	// Workers is how many jobs of the crawl queue this process works at
 	// once (its sites side by side; the per-host rules hold regardless).
 	Workers int

@@ -110,7 +110,11 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 			close(drain)
 		}
 	}()
-	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: q.opts.Bundle,
+	b := q.opts.Bundle
+	if q.opts.CurrentBundle != nil {
+		b = q.opts.CurrentBundle(ctx)
+	}
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: b,
 		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
 	var res crawl.Result
 	if kind == KindRecheck {
