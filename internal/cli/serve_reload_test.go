@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -122,15 +120,15 @@ func waitIdleServe(t *testing.T, sw *serveWorld, p *serveProc, since time.Time) 
 	}
 }
 
-func readyz(t *testing.T, p *serveProc) (int, string) {
+// mustReadyz asks /readyz of a running serve and fails the test when
+// nothing answers.
+func mustReadyz(t *testing.T, p *serveProc) (int, string) {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/readyz")
-	if err != nil {
-		t.Fatal(err)
+	code, body, ok := readyz(p.addr)
+	if !ok {
+		t.Fatalf("/readyz of %s did not answer", p.addr)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return code, body
 }
 
 // TestServeReloadsSyncedConfig: a running `zhizhi serve` whose
@@ -207,7 +205,7 @@ func testServeReloadsSyncedConfig(t *testing.T, dialect string) {
 	}
 	where := regexp.QuoteMeta(path) + `:\d+`
 	p.waitFor(t, mark, regexp.MustCompile(`configuration reload failed.*`+where))
-	if code, body := readyz(t, p); code != 200 || !regexp.MustCompile(where).MatchString(body) {
+	if code, body := mustReadyz(t, p); code != 200 || !regexp.MustCompile(where).MatchString(body) {
 		t.Errorf("/readyz answered %d %q, want 200 naming %s", code, body, path)
 	}
 	start = time.Now()
@@ -227,7 +225,7 @@ func testServeReloadsSyncedConfig(t *testing.T, dialect string) {
 		t.Fatal(err)
 	}
 	p.waitFor(t, mark, regexp.MustCompile(`(?s)SIGHUP.*configuration reloaded`))
-	if code, body := readyz(t, p); code != 200 || strings.Contains(body, "configuration") {
+	if code, body := mustReadyz(t, p); code != 200 || strings.Contains(body, "configuration") {
 		t.Errorf("/readyz after the fix answered %d %q, want 200 without a configuration problem", code, body)
 	}
 	if code := p.stop(t); code != 0 {
