@@ -51,6 +51,10 @@ type Crawler struct {
 	// or article in flight finishes, what is done is stored, and the rest
 	// stays due in the frontier.
 	Drain <-chan struct{}
+	// WalkedSince, when set, skips the list walk of a target whose last
+	// walk finished at or after it: a crawl job continued after its budget
+	// ran out walked the lists already and only works its frontier.
+	WalkedSince *time.Time
 	// SkipRechecks leaves the re-checks of stored articles to
 	// RecheckTarget (serve runs them as their own low-priority jobs).
 	SkipRechecks bool
@@ -196,12 +200,18 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	}
 	res.SiteCode = site.SiteCode
 	job := &job{c: c, site: site, target: t, res: &res}
-	if site.CMSAdapter != "" {
+	switch {
+	case c.WalkedSince != nil && c.walkedSince(ctx, t.ID, *c.WalkedSince):
+		// This crawl walked the lists already before it was continued:
+		// only the links still due are left to fetch.
+		err = job.setParser()
+	case site.CMSAdapter != "":
 		err = job.runGkmlpt(ctx)
-	} else {
+		job.endWalk(ctx, err)
+	default:
 		err = job.runTemplate(ctx)
+		job.endWalk(ctx, err)
 	}
-	job.endWalk(ctx, err)
 	// The links recorded so far are fetched even when the walk could not
 	// finish (a list page failing leaves the first pages' links due); not
 	// when the host refuses us or the run is stopping.
@@ -238,24 +248,9 @@ func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result
 	}
 	res.SiteCode = site.SiteCode
 	j := &job{c: c, site: site, target: t, res: &res}
-	if c.Bundle == nil {
-		res.Err = fmt.Errorf("no configuration loaded")
+	if err := j.setParser(); err != nil {
+		res.Err = err
 		return res
-	}
-	if site.CMSAdapter != "" {
-		a := c.Bundle.CMS[site.CMSAdapter]
-		if a == nil {
-			res.Err = fmt.Errorf("adapter %q of site %s is not in the configuration", site.CMSAdapter, site.SiteCode)
-			return res
-		}
-		j.parse = gkmlptParser(a)
-	} else {
-		tmpl, err := j.effectiveTemplate()
-		if err != nil {
-			res.Err = err
-			return res
-		}
-		j.parse = templateParser(tmpl)
 	}
 	if err := j.recheck(ctx, map[int64]bool{}); err != nil {
 		res.Err = err
@@ -264,6 +259,35 @@ func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result
 		}
 	}
 	return res
+}
+
+// setParser sets the target's detail parser without walking its lists.
+func (j *job) setParser() error {
+	if j.c.Bundle == nil {
+		return fmt.Errorf("no configuration loaded")
+	}
+	if j.site.CMSAdapter != "" {
+		a := j.c.Bundle.CMS[j.site.CMSAdapter]
+		if a == nil {
+			return fmt.Errorf("adapter %q of site %s is not in the configuration", j.site.CMSAdapter, j.site.SiteCode)
+		}
+		j.parse = gkmlptParser(a)
+		return nil
+	}
+	tmpl, err := j.effectiveTemplate()
+	if err != nil {
+		return err
+	}
+	j.parse = templateParser(tmpl)
+	return nil
+}
+
+// walkedSince reports whether the target's last list walk finished at or
+// after since.
+func (c *Crawler) walkedSince(ctx context.Context, targetID int64, since time.Time) bool {
+	walks, err := c.Store.LastWalks(ctx, targetID, 1)
+	return err == nil && len(walks) == 1 && walks[0].FinishedAt != nil && walks[0].Reached != "" &&
+		!walks[0].FinishedAt.Before(since)
 }
 
 // job is the state of one target's crawl.

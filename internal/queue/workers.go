@@ -116,6 +116,10 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	}
 	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: b,
 		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
+	// One list walk per job: a job taken up again after its budget ran
+	// out (or its worker stopped) goes on with the links its walk found.
+	created := row.CreatedAt
+	c.WalkedSince = &created
 	var res crawl.Result
 	if kind == KindRecheck {
 		res = c.RecheckTarget(crawlCtx, *t)
