@@ -201,6 +201,14 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	mux.Handle("GET /metrics", m.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
+	// On SQLite this process holds the database alone: crawls a killed
+	// predecessor left "running" go on now, not when River's rescuer would
+	// notice them (the budget and more later).
+	if n, err := q.TakeBackOrphans(ctx); err != nil {
+		slog.Warn("serve: jobs left running by a stopped process are taken back later", "err", err)
+	} else if n > 0 {
+		fmt.Fprintf(errw, "serve: 接管 %d 个上次未完成的任务 (taken back from a process that stopped)\n", n)
+	}
 	if err := q.Start(context.WithoutCancel(ctx)); err != nil {
 		srv.Close()
 		return exitCode(1, "serve: "+err.Error())

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
+
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/sim"
@@ -318,9 +320,10 @@ func TestServeSurvivesKills(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			const kills = 10
 			sw := newServeWorld(t, dialect)
-			// A short budget so a killed worker's job is taken back in about
-			// a minute rather than twenty.
-			args := []string{"--job-budget", "10s", "--workers", "3"}
+			// A short budget, so that jobs are continued often (and on
+			// PostgreSQL a killed worker's job is taken back in about two
+			// minutes rather than twenty).
+			args := []string{"--job-budget", "20s", "--workers", "3"}
 			dirs := []string{filepath.Join(sw.dataDir, "worker-a"), filepath.Join(sw.dataDir, "worker-b")}
 			if dialect == store.DialectSQLite {
 				dirs = []string{sw.dataDir, sw.dataDir} // one process at a time, one data directory
@@ -362,5 +365,66 @@ func TestServeSurvivesKills(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestServeTakesBackAfterKillOnSQLite: on SQLite a serve killed with
+// SIGKILL leaves its crawls "running"; the next serve — the only one the
+// database allows — takes them back as it starts, instead of waiting for
+// River's rescuer (20 minutes and more with the default budget), and
+// they finish.
+func TestServeTakesBackAfterKillOnSQLite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls the simulated web at polite rates; skipped with -short")
+	}
+	sw := newServeWorld(t, store.DialectSQLite)
+	ctx := context.Background()
+	q, err := queue.Open(ctx, queue.Options{Store: sw.st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	first := sw.startServe(t, sw.dataDir, "--workers", "2")
+	var running []queue.JobInfo
+	for deadline := time.Now().Add(5 * time.Minute); len(running) == 0; { // a safety net, not a measure
+		if running, err = q.Jobs(ctx, rivertype.JobStateRunning); err != nil {
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no crawl job started")
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	first.kill()
+	second := sw.startServe(t, sw.dataDir, "--workers", "2")
+	if !strings.Contains(second.output(), "接管") {
+		t.Errorf("the new serve does not say it took back the dead one's jobs:\n%s", second.output())
+	}
+	// Each job the dead process held is attempted again by the new one
+	// long before River's rescuer would look (20 min 40 s with the
+	// default budget).
+	for deadline := time.Now().Add(5 * time.Minute); ; {
+		left := 0
+		for _, j := range running {
+			got, err := q.Jobs(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range got {
+				if g.ID == j.ID && len(g.AttemptedBy) < 2 {
+					left++
+				}
+			}
+		}
+		if left == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d jobs of the killed serve were not taken back within 5 minutes", left)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if code := second.stop(t); code != 0 {
+		t.Errorf("serve exited %d after SIGTERM:\n%s", code, second.output())
 	}
 }

@@ -10,6 +10,7 @@ package queue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -103,6 +104,7 @@ type Queue struct {
 	opts      Options
 	jobs      jobClient
 	counts    func(ctx context.Context) (map[rivertype.JobState]int, error)
+	rescue    func(ctx context.Context, params *riverdriver.JobRescueManyParams) error
 	closeDB   func()
 	scheduler *Scheduler
 
@@ -217,6 +219,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		}
 		q.jobs, q.closeDB = c, func() { db.Close() }
 		q.counts = countsOf(c.Driver())
+		q.rescue = rescueOf(c.Driver())
 	}
 	q.scheduler = &Scheduler{Store: opts.Store, Jobs: q.jobs, Location: opts.Location, Now: opts.Now, Log: opts.Log}
 	return q, nil
@@ -226,6 +229,54 @@ func countsOf[TTx any](d riverdriver.Driver[TTx]) func(ctx context.Context) (map
 	return func(ctx context.Context) (map[rivertype.JobState]int, error) {
 		return d.GetExecutor().JobCountByAllStates(ctx, &riverdriver.JobCountByAllStatesParams{})
 	}
+}
+
+func rescueOf[TTx any](d riverdriver.Driver[TTx]) func(ctx context.Context, params *riverdriver.JobRescueManyParams) error {
+	return func(ctx context.Context, params *riverdriver.JobRescueManyParams) error {
+		_, err := d.GetExecutor().JobRescueMany(ctx, params)
+		return err
+	}
+}
+
+// TakeBackOrphans hands the jobs an earlier process left running back to
+// the queue at once, with River's own rescue (the same update its rescuer
+// makes an hour later). Only for SQLite, whose database one serve process
+// holds at a time (store.LockServe): any job running there when serve
+// starts belongs to a process that is gone. It returns how many it took
+// back.
+func (q *Queue) TakeBackOrphans(ctx context.Context) (int, error) {
+	if q.rescue == nil {
+		return 0, nil
+	}
+	list, err := q.jobs.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRunning).First(10000))
+	if err != nil {
+		return 0, fmt.Errorf("jobs left running: %w", err)
+	}
+	if len(list.Jobs) == 0 {
+		return 0, nil
+	}
+	now := time.Now().UTC()
+	params := &riverdriver.JobRescueManyParams{StuckHorizon: now}
+	for _, j := range list.Jobs {
+		state, finalized := rivertype.JobStateAvailable, (*time.Time)(nil)
+		if j.Attempt >= j.MaxAttempts {
+			state, finalized = rivertype.JobStateDiscarded, &now
+		}
+		msg, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,
+			Error: "taken back at start: the serve process that ran it stopped without finishing"})
+		if err != nil {
+			return 0, err
+		}
+		params.ID = append(params.ID, j.ID)
+		params.Error = append(params.Error, msg)
+		params.FinalizedAt = append(params.FinalizedAt, finalized)
+		params.ScheduledAt = append(params.ScheduledAt, now)
+		params.State = append(params.State, string(state))
+	}
+	if err := q.rescue(ctx, params); err != nil {
+		return 0, fmt.Errorf("take back jobs left running: %w", err)
+	}
+	return len(params.ID), nil
 }
 
 func (q *Queue) riverConfig() *river.Config {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -15,6 +16,10 @@ import (
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
+
+// hostBusyWait is how long (plus up to as much again, at random) a job
+// whose host another job is working waits before it looks again.
+const hostBusyWait = 15 * time.Second
 
 // continueAfter is how soon a crawl that used up its budget, or was
 // stopped with the process, is picked up again.
@@ -84,6 +89,24 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	}
 	if !enabled {
 		return river.JobCancel(fmt.Errorf("target %s is disabled", t.TargetCode))
+	}
+	// One job per host at a time, across every process: a second one
+	// would only wait for the first one's turns at the host while a worker
+	// could serve another host. It waits in the queue instead, without
+	// spending an attempt.
+	site, err := st.SiteByID(ctx, t.SiteID)
+	if err != nil {
+		return err
+	}
+	if host := fetch.SiteHost(*site); host != "" {
+		release, ok, err := st.TryLockHostWork(ctx, host)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return river.JobSnooze(hostBusyWait + rand.N(hostBusyWait))
+		}
+		defer release()
 	}
 	// River ends a job's context with a cause of its own (its stop, a
 	// cancel from another process, the job timeout), and net/http reports

@@ -12,3 +12,8 @@ import (
 func lockFile(ctx context.Context, path string) (func(), error) {
 	return nil, errors.New("cross-process host locks need a unix system; use PostgreSQL")
 }
+
+// tryLockFile: see lockFile.
+func tryLockFile(path string) (func(), bool, error) {
+	return nil, false, errors.New("cross-process host locks need a unix system; use PostgreSQL")
+}

@@ -50,3 +50,20 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		return nil, ctx.Err()
 	}
 }
+
+// tryLockFile takes an exclusive flock on path if it is free; ok is false
+// when another open file holds it.
+func tryLockFile(path string) (release func(), ok bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, false, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if err == syscall.EWOULDBLOCK {
+			return nil, false, nil
+		}
+		return nil, false, fmt.Errorf("flock %s: %w", path, err)
+	}
+	return func() { f.Close() }, true, nil
+}
