@@ -270,7 +270,9 @@ func (q *Queue) TakeBackOrphans(ctx context.Context) (int, error) {
 		params.ID = append(params.ID, j.ID)
 		params.Error = append(params.Error, msg)
 		params.FinalizedAt = append(params.FinalizedAt, finalized)
-		params.ScheduledAt = append(params.ScheduledAt, now)
+		// Its old place in the queue: it goes on before the jobs queued
+		// after it, as it would have.
+		params.ScheduledAt = append(params.ScheduledAt, j.ScheduledAt)
 		params.State = append(params.State, string(state))
 	}
 	if err := q.rescue(ctx, params); err != nil {
