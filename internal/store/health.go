@@ -85,34 +85,9 @@ func (s *Store) HealthTargets(ctx context.Context) ([]HealthTarget, error) {
 // off, behind an open breaker, blocked (a CAPTCHA) or flagged for review.
 func (s *Store) HostsNeedingAttention(ctx context.Context, now time.Time) ([]model.HostState, error) {
 	at := s.ts(now)
-	rows, err := s.conn().query(ctx, `SELECT host FROM host_state
+	return s.hostStatesWhere(ctx, "hosts needing attention", `SELECT host FROM host_state
 		WHERE backoff_until > ? OR breaker_until > ? OR needs_review = ? OR block_reason IS NOT NULL
 		ORDER BY host`, at, at, true)
-	if err != nil {
-		return nil, fmt.Errorf("hosts needing attention: %w", err)
-	}
-	var hosts []string
-	for rows.Next() {
-		var h string
-		if err := rows.Scan(&h); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("hosts needing attention: %w", err)
-		}
-		hosts = append(hosts, h)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("hosts needing attention: %w", err)
-	}
-	out := make([]model.HostState, 0, len(hosts))
-	for _, h := range hosts {
-		st, err := s.GetHostState(ctx, h)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	return out, nil
 }
 
 // FailingRobots returns, by host and origin, the robots.txt files whose

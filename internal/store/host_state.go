@@ -178,22 +178,28 @@ func (s *Store) ClearHostBlock(ctx context.Context, host string) error {
 
 // ListHostStates returns the politeness state of every host seen, by host.
 func (s *Store) ListHostStates(ctx context.Context) ([]model.HostState, error) {
-	rows, err := s.conn().query(ctx, `SELECT host FROM host_state ORDER BY host`)
+	return s.hostStatesWhere(ctx, "list host states", `SELECT host FROM host_state ORDER BY host`)
+}
+
+// hostStatesWhere reads the state of each host the query names (its one
+// column), in its order; what names the query in errors.
+func (s *Store) hostStatesWhere(ctx context.Context, what, query string, args ...any) ([]model.HostState, error) {
+	rows, err := s.conn().query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list host states: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	var hosts []string
 	for rows.Next() {
 		var h string
 		if err := rows.Scan(&h); err != nil {
 			rows.Close()
-			return nil, fmt.Errorf("list host states: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		hosts = append(hosts, h)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list host states: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	out := make([]model.HostState, 0, len(hosts))
 	for _, h := range hosts {

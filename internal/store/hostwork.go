@@ -19,7 +19,9 @@ const hostWorkSpace = hostLockSpace + 1
 // job on the same host would only wait for the first's turns while a
 // worker could serve another host. ok is false when another job holds it.
 //
-// PostgreSQL: a session advisory lock on a connection of its own.
+// PostgreSQL: a session advisory lock on a connection of its own, keyed
+// by schema and host (it orders one deployment's jobs; the per-request
+// host lock, which keeps the politeness rules, is database-wide).
 // SQLite: a non-blocking flock on <database file>.locks/<host>.work; the
 // kernel drops both when their holder dies.
 func (s *Store) TryLockHostWork(ctx context.Context, host string) (release func(), ok bool, err error) {
@@ -51,7 +53,7 @@ func (s *Store) tryLockHostWorkPostgres(ctx context.Context, host string) (func(
 		c.Close()
 	}
 	var got bool
-	if err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, hostWorkSpace, host).Scan(&got); err != nil {
+	if err := c.QueryRowContext(ctx, `SELECT pg_try_advisory_lock($1, hashtext(current_schema() || ' ' || $2))`, hostWorkSpace, host).Scan(&got); err != nil {
 		discard()
 		return nil, false, fmt.Errorf("lock host work %s: %w", host, err)
 	}
@@ -65,7 +67,7 @@ func (s *Store) tryLockHostWorkPostgres(ctx context.Context, host string) (func(
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			var ok bool
-			if err := c.QueryRowContext(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, hostWorkSpace, host).Scan(&ok); err != nil || !ok {
+			if err := c.QueryRowContext(ctx, `SELECT pg_advisory_unlock($1, hashtext(current_schema() || ' ' || $2))`, hostWorkSpace, host).Scan(&ok); err != nil || !ok {
 				discard()
 				return
 			}
