@@ -66,6 +66,9 @@ reads the directory again at once, e.g. after editing a template. When the
 files no longer load, serve keeps working with the last good configuration
 and logs a warning naming the file and line (also shown by /readyz).
 
+It logs one line per finished job (log level info unless --log-level or
+ZHIZHI_LOG_LEVEL says otherwise).
+
 SIGINT or SIGTERM stops it gracefully: no new jobs are taken, work in flight
 gets up to 15 seconds, what was collected is kept and the unfinished crawls
 stay queued for the next start; then it exits 0.`,
@@ -103,6 +106,11 @@ type serveOptions struct {
 
 func runServe(cmd *cobra.Command, o serveOptions) error {
 	errw := cmd.ErrOrStderr()
+	// A service's log is what its operator reads: one line per finished
+	// job (info), unless a level was asked for.
+	if !cmd.Flags().Changed("log-level") && os.Getenv("ZHIZHI_LOG_LEVEL") == "" {
+		slog.SetDefault(slog.New(slog.NewTextHandler(errw, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	}
 	ctx, stopSignals := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	// SIGHUP reads the configuration again; caught from the start so that
