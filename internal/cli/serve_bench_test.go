@@ -17,7 +17,7 @@ import (
 )
 
 // BenchmarkServeWorkers crawls a simulated web of generated county sites
-// (ZHIZHI_BENCH_COUNTIES, default 12; half gkmlpt, half template sites,
+// (BENCH_COUNTIES, default 12; half gkmlpt, half template sites,
 // each its own host) at polite rates with 1, 2 and 3 `zhizhi serve`
 // processes on one PostgreSQL database, each with 4 crawl workers. It
 // reports the wall time of the whole crawl, articles and requests per
@@ -27,10 +27,10 @@ import (
 //	go test ./internal/cli -run '^$' -bench BenchmarkServeWorkers -benchtime=1x
 func BenchmarkServeWorkers(b *testing.B) {
 	counties := 12
-	if v := os.Getenv("ZHIZHI_BENCH_COUNTIES"); v != "" {
+	if v := os.Getenv("BENCH_COUNTIES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 200 {
-			b.Fatalf("ZHIZHI_BENCH_COUNTIES=%q: want 1 to 200", v)
+			b.Fatalf("BENCH_COUNTIES=%q: want 1 to 200", v)
 		}
 		counties = n
 	}
