@@ -193,6 +193,16 @@ func (sw *serveWorld) waitDone(t testing.TB, limit time.Duration) {
 		if len(jobs) == 0 && sw.allCrawled(t) {
 			return
 		}
+		// A crawl given up for good leaves its target uncrawled: say so
+		// now rather than at the safety net.
+		if gone, err := q.Jobs(ctx, rivertype.JobStateDiscarded); err != nil {
+			t.Fatal(err)
+		} else if len(gone) > 0 {
+			for _, j := range gone {
+				t.Errorf("crawl of %s given up after %d attempts: %s", j.TargetCode, j.Attempt, j.LastError)
+			}
+			t.FailNow()
+		}
 		if time.Now().After(deadline) {
 			var b strings.Builder
 			for _, j := range jobs {

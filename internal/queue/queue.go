@@ -39,6 +39,7 @@ type jobClient interface {
 	StopAndCancel(ctx context.Context) error
 	Insert(ctx context.Context, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
 	JobCancel(ctx context.Context, id int64) (*rivertype.JobRow, error)
+	JobRetry(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobDelete(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
 	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
@@ -257,10 +258,12 @@ func (q *Queue) TakeBackOrphans(ctx context.Context) (int, error) {
 	}
 	now := time.Now().UTC()
 	params := &riverdriver.JobRescueManyParams{StuckHorizon: now}
+	var spent []int64 // jobs whose attempts are used up
 	for _, j := range list.Jobs {
 		state, finalized := rivertype.JobStateAvailable, (*time.Time)(nil)
 		if j.Attempt >= j.MaxAttempts {
 			state, finalized = rivertype.JobStateDiscarded, &now
+			spent = append(spent, j.ID)
 		}
 		msg, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,
 			Error: "taken back at start: the serve process that ran it stopped without finishing"})
@@ -277,6 +280,14 @@ func (q *Queue) TakeBackOrphans(ctx context.Context) (int, error) {
 	}
 	if err := q.rescue(ctx, params); err != nil {
 		return 0, fmt.Errorf("take back jobs left running: %w", err)
+	}
+	// A process that died under a job is not the job failing: one whose
+	// attempts the deaths used up is given one more (River's retry of a
+	// discarded job), so kills alone never make a crawl give up.
+	for _, id := range spent {
+		if _, err := q.jobs.JobRetry(ctx, id); err != nil {
+			return 0, fmt.Errorf("take back job %d: %w", id, err)
+		}
 	}
 	return len(params.ID), nil
 }
