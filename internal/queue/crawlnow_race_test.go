@@ -10,7 +10,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"zhizhi/internal/fetch"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -39,22 +38,7 @@ func (r *racingJobs) Insert(ctx context.Context, args river.JobArgs, opts *river
 func TestCrawlNowLeavesARunningCrawlAlone(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		clock := &fakeClock{t: time.Now()}
-		w, _ := scheduleWorld(t, st, clock)
-		onlySchedule(t, st)
-		tg := w.Targets(t, false)[0]
-		site, err := st.SiteByID(ctx, tg.SiteID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The crawl's first request never answers: it stays running.
-		if err := w.Sim.SetFault(fetch.SiteHost(*site), sim.Fault{Kind: sim.FaultHang}); err != nil {
-			t.Fatal(err)
-		}
-		worker, err := Open(ctx, Options{Store: st, Fetch: w.Client, Bundle: w.Bundle, Workers: 1, Now: clock.Now, TickEvery: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tg, worker := faultWorld(t, st, sim.FaultHang) // the crawl's first request never answers: it stays running
 		t.Cleanup(func() { worker.Stop(time.Second) })
 		cli, err := Open(ctx, Options{Store: st})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -21,21 +22,7 @@ import (
 func TestCrawlRetriedWhenRobotsUnreachable(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		clock := &fakeClock{t: time.Now()}
-		w, _ := scheduleWorld(t, st, clock)
-		onlySchedule(t, st)
-		tg := w.Targets(t, false)[0]
-		site, err := st.SiteByID(ctx, tg.SiteID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Sim.SetFault(fetch.SiteHost(*site), sim.Fault{Kind: sim.FaultRobots500}); err != nil {
-			t.Fatal(err)
-		}
-		q, err := Open(ctx, Options{Store: st, Fetch: w.Client, Bundle: w.Bundle, Workers: 1, Now: clock.Now, TickEvery: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
+		tg, q := faultWorld(t, st, sim.FaultRobots500)
 		e, err := q.CrawlNow(ctx, tg)
 		if err != nil {
 			t.Fatal(err)
@@ -70,4 +57,27 @@ func TestCrawlRetriedWhenRobotsUnreachable(t *testing.T) {
 			t.Errorf("retried at %v, sooner than 5 minutes after it was asked for (%v)", j.ScheduledAt, asked)
 		}
 	})
+}
+
+// faultWorld is the scheduling world with one target's host given fault
+// and a started-not queue of one crawl worker on it.
+func faultWorld(t *testing.T, st *store.Store, kind string) (model.Target, *Queue) {
+	t.Helper()
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Now()}
+	w, _ := scheduleWorld(t, st, clock)
+	onlySchedule(t, st)
+	tg := w.Targets(t, false)[0]
+	site, err := st.SiteByID(ctx, tg.SiteID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sim.SetFault(fetch.SiteHost(*site), sim.Fault{Kind: kind}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Open(ctx, Options{Store: st, Fetch: w.Client, Bundle: w.Bundle, Workers: 1, Now: clock.Now, TickEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg, q
 }
