@@ -43,13 +43,21 @@ func startOwner(t *testing.T, tmp string) (*exec.Cmd, string) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	var dir string
 	t.Cleanup(func() {
 		cmd.Process.Kill()
 		cmd.Wait()
+		// The owner's Chromium children outlive a SIGKILL for a moment and
+		// keep writing into the profile; end them and remove it as the next
+		// start would, or the temp directory's own removal races them.
+		if dir != "" {
+			cleanUp(dir, testLogger())
+		}
 	})
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if dir, ok := strings.CutPrefix(sc.Text(), "dir: "); ok {
+		if d, ok := strings.CutPrefix(sc.Text(), "dir: "); ok {
+			dir = d
 			return cmd, dir
 		}
 		if strings.HasPrefix(sc.Text(), "error:") {
