@@ -6,7 +6,10 @@ package auth
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strconv"
+	"time"
 )
 
 // Role is what a caller may do. Each role may do everything the roles
@@ -71,4 +74,40 @@ func WithPrincipal(ctx context.Context, p *Principal) context.Context {
 func FromContext(ctx context.Context) (*Principal, bool) {
 	p, ok := ctx.Value(ctxKey{}).(*Principal)
 	return p, ok && p != nil
+}
+
+// Errors of authentication, for the console and the API to tell apart.
+var (
+	// ErrUnauthenticated: the request carries no session or key, or one
+	// that is unknown, expired, revoked or belongs to a disabled user.
+	ErrUnauthenticated = errors.New("not signed in")
+	// ErrBadCredentials: a login with a wrong username or password (the
+	// two are not told apart).
+	ErrBadCredentials = errors.New("wrong username or password")
+	// ErrRateLimited: too many failed logins; see RateLimitError.
+	ErrRateLimited = errors.New("too many failed logins")
+)
+
+// RateLimitError says how long a refused login must wait. It matches
+// ErrRateLimited with errors.Is.
+type RateLimitError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitError) Error() string        { return ErrRateLimited.Error() }
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// Authenticator finds the caller of a request: a console session cookie or
+// an "Authorization: Bearer" API key. *Service implements it.
+type Authenticator interface {
+	Authenticate(r *http.Request) (*Principal, error)
+}
+
+// Sessions is what the console needs to sign people in and out. Login
+// checks the credentials (rate limited), ends any session the request
+// carried and starts a new one (a fresh identifier, so a session planted
+// before login is never the one used after it), and sets its cookie on w.
+// *Service implements it.
+type Sessions interface {
+	Authenticator
+	Login(w http.ResponseWriter, r *http.Request, username, password string) (*Principal, error)
+	Logout(w http.ResponseWriter, r *http.Request) error
 }

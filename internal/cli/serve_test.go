@@ -253,8 +253,12 @@ func checkPoliteFromSite(t *testing.T, w *sim.World) (requests int) {
 				n := j - i + 1
 				span := log[j].Arrived.Sub(a.Arrived) + slack
 				if allowed := 3 + int(span/(2*time.Second)); n > allowed {
-					t.Errorf("%s: %d requests within %v (from %s to %s), the bucket allows %d", h, n, span-slack,
-						a.Arrived.Format("15:04:05.000"), log[j].Arrived.Format("15:04:05.000"), allowed)
+					var window strings.Builder
+					for _, r := range log[i : j+1] {
+						fmt.Fprintf(&window, "\n\t%s→%s %d %s %s (%s)", r.Arrived.Format("15:04:05.000"),
+							r.Finished.Format("15:04:05.000"), r.Status, r.Method, r.Path, r.UserAgent)
+					}
+					t.Errorf("%s: %d requests within %v, the bucket allows %d:%s", h, n, span-slack, allowed, window.String())
 					break
 				}
 			}
