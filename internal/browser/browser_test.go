@@ -25,7 +25,8 @@ var shared struct {
 	err  error
 
 	mu      sync.Mutex
-	allowed []string // every URL the Allow callback was asked about
+	allowed   []string             // every URL the Allow callback was asked about
+	allowedAt map[string]time.Time // when it was last asked about each
 }
 
 func TestMain(m *testing.M) {
@@ -67,6 +68,10 @@ func needChromium(t *testing.T) {
 func testAllow(_ context.Context, u *url.URL) error {
 	shared.mu.Lock()
 	shared.allowed = append(shared.allowed, u.String())
+	if shared.allowedAt == nil {
+		shared.allowedAt = map[string]time.Time{}
+	}
+	shared.allowedAt[u.String()] = time.Now()
 	shared.mu.Unlock()
 	switch u.Hostname() {
 	case challengeHost, secondHost, unmappedHost, "127.0.0.1":
@@ -436,6 +441,28 @@ func TestRenderConcurrency(t *testing.T) {
 		}
 		if slow != 3 {
 			t.Errorf("recorded %d of the 3 /slow requests: %+v", slow, p.Requests)
+		}
+		// The Allow callback spends the host's token; it must run only
+		// once the host's previous request is over, or the token would
+		// date a request that still waits, and the site would see requests
+		// closer together than the bucket allows.
+		hits := site.hitsFor(challengeHost)
+		shared.mu.Lock()
+		defer shared.mu.Unlock()
+		for k := 1; k < len(hits); k++ {
+			u := "http://" + challengeHost + hits[k].Path
+			if hits[k].Query != "" {
+				u += "?" + hits[k].Query
+			}
+			at, ok := shared.allowedAt[u]
+			if !ok {
+				t.Errorf("%s reached the site without Allow", u)
+				continue
+			}
+			if at.Before(hits[k-1].Finished) {
+				t.Errorf("%s was allowed (its token spent) %v before the previous request %s?%s was over",
+					u, hits[k-1].Finished.Sub(at), hits[k-1].Path, hits[k-1].Query)
+			}
 		}
 	})
 

@@ -404,7 +404,11 @@ func (b *Browser) gate(ctx, tabCtx context.Context, tr *tracker, ev *fetch.Event
 		// slot the previous hop still holds.
 		Redirect: ev.RedirectedRequestID != "" || ev.NetworkID != "" && tr.heldHost(ev.NetworkID) != "",
 	}
-	reason, host := b.decide(context.WithValue(ctx, requestInfoKey{}, info), ev.Request.URL, string(ev.ResourceType))
+	u, reason, host := b.precheck(ev.Request.URL, string(ev.ResourceType))
+	// The host's slot comes before the token: a token spent while the
+	// request still waits for the host's previous one would date the
+	// request earlier than it reaches the site, and the site would see
+	// requests closer together than the bucket allows.
 	if reason == "" && host != "" && ev.NetworkID != "" {
 		if tr.heldHost(ev.NetworkID) != host {
 			tr.releaseID(ev.NetworkID) // an earlier redirect hop's host
@@ -413,6 +417,11 @@ func (b *Browser) gate(ctx, tabCtx context.Context, tr *tracker, ev *fetch.Event
 			} else {
 				tr.setHeld(ev.NetworkID, host)
 			}
+		}
+	}
+	if reason == "" && host != "" {
+		if err := b.opts.Allow(context.WithValue(ctx, requestInfoKey{}, info), u); err != nil {
+			reason = err.Error()
 		}
 	}
 	if reason == "" {
@@ -441,34 +450,33 @@ func (b *Browser) refuse(tabCtx context.Context, tr *tracker, ev *fetch.EventReq
 	}
 }
 
-// decide returns why a request must not go out ("" to allow) and the host
-// whose slot it needs ("" for URLs that touch no network).
-func (b *Browser) decide(ctx context.Context, rawURL, resourceType string) (reason, host string) {
+// precheck makes the refusals that need neither the host's slot nor the
+// Allow callback: it returns why a request must not go out ("" when it may
+// go on to the host's slot and Allow) and the host ("" for URLs that touch
+// no network).
+func (b *Browser) precheck(rawURL, resourceType string) (u *url.URL, reason, host string) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return "unparsable URL", ""
+		return nil, "unparsable URL", ""
 	}
 	switch u.Scheme {
 	case "data", "blob", "about":
-		return "", "" // served by the renderer itself
+		return u, "", "" // served by the renderer itself
 	case "http", "https":
 	default:
-		return fmt.Sprintf("scheme %q not allowed", u.Scheme), ""
+		return u, fmt.Sprintf("scheme %q not allowed", u.Scheme), ""
 	}
 	// Cheap refusals first: a polite crawler must not even fetch a third
 	// party's robots.txt for an image it will never load.
 	if b.blocked[strings.ToLower(resourceType)] {
-		return fmt.Sprintf("resource type %s not fetched by policy", resourceType), ""
+		return u, fmt.Sprintf("resource type %s not fetched by policy", resourceType), ""
 	}
 	if u.Path == "/favicon.ico" {
 		// Chromium's own request for the site's icon: zhizhi needs none.
 		// When it skips this gate, the proxy answers it instead.
-		return "the site's icon is not fetched by policy", ""
+		return u, "the site's icon is not fetched by policy", ""
 	}
-	if err := b.opts.Allow(ctx, u); err != nil {
-		return err.Error(), ""
-	}
-	return "", strings.ToLower(u.Hostname())
+	return u, "", strings.ToLower(u.Hostname())
 }
 
 // finish collects the cookies of the page's host and builds the Page.

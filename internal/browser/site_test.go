@@ -27,7 +27,9 @@ const (
 // hit is one request as the server saw it: the site's side of the story.
 type hit struct {
 	Host, Path, UA, Cookie string
+	Query                  string
 	Status                 int
+	Finished               time.Time // when the handler returned
 }
 
 // testSite imitates a portal behind a cookie challenge: without a valid
@@ -119,7 +121,8 @@ func (s *testSite) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.inflight[host]--
 	s.total--
-	s.hits = append(s.hits, hit{Host: host, Path: r.URL.Path, UA: r.UserAgent(), Cookie: r.Header.Get("Cookie"), Status: rec.status})
+	s.hits = append(s.hits, hit{Host: host, Path: r.URL.Path, Query: r.URL.RawQuery, UA: r.UserAgent(),
+		Cookie: r.Header.Get("Cookie"), Status: rec.status, Finished: time.Now()})
 	s.mu.Unlock()
 }
 
