@@ -24,7 +24,7 @@ var shared struct {
 	site *testSite
 	err  error
 
-	mu      sync.Mutex
+	mu        sync.Mutex
 	allowed   []string             // every URL the Allow callback was asked about
 	allowedAt map[string]time.Time // when it was last asked about each
 }
