@@ -25,6 +25,10 @@ type Candidate struct {
 	// Match says how the name matched: 名称一致, 简称, 包含.
 	Match string `json:"match"`
 	score int
+	// rank orders matches of one score: fewer characters left out is
+	// closer (清远市发改局 is nearer 清远市发展和改革局 than
+	// 清远市清城区发展和改革局).
+	rank int
 }
 
 // Match strengths, best first.
@@ -70,7 +74,7 @@ func (d *Directory) Department(id int64) (model.Department, bool) {
 func (d *Directory) Suggest(displayName string) Suggestion {
 	cands := d.match(displayName)
 	s := Suggestion{Binding: model.BindingPending, Candidates: cands}
-	unique := len(cands) == 1 || len(cands) > 1 && cands[1].score < cands[0].score
+	unique := len(cands) == 1 || len(cands) > 1 && cands[1].rank < cands[0].rank
 	if unique && cands[0].score >= scoreAbbrev {
 		top := cands[0]
 		dept := d.byID[top.DeptID]
@@ -157,26 +161,28 @@ func (d *Directory) match(name string) []Candidate {
 		if dept.State == 0 {
 			continue // withdrawn: not offered, though a choice of it is still valid
 		}
-		best := 0
+		best, rank := 0, 0
 		for _, cand := range []string{dept.DeptName, dept.FullName, dept.ShortName} {
+			c := normalizeName(cand)
 			for _, n := range forms {
-				best = max(best, nameScore(n, normalizeName(cand)))
+				sc := nameScore(n, c)
+				if sc == 0 {
+					continue
+				}
+				r := sc*1000 - abs(len([]rune(c))-len([]rune(n)))
+				if r > rank {
+					best, rank = sc, r
+				}
 			}
 		}
 		if best == 0 {
 			continue
 		}
-		out = append(out, Candidate{DeptID: dept.DeptID, Name: dept.DeptName, Match: matchWords[best], score: best})
+		out = append(out, Candidate{DeptID: dept.DeptID, Name: dept.DeptName, Match: matchWords[best], score: best, rank: rank})
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
-		}
-		// Of equal matches the closer length is likelier (发改局 is nearer
-		// 发展和改革局 than 发展和改革局党组办公室).
-		li, lj := len([]rune(out[i].Name)), len([]rune(out[j].Name))
-		if li != lj {
-			return li < lj
+		if out[i].rank != out[j].rank {
+			return out[i].rank > out[j].rank
 		}
 		return out[i].DeptID < out[j].DeptID
 	})
@@ -208,6 +214,13 @@ func nameScore(name, dept string) int {
 		return scoreContains
 	}
 	return 0
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 func subsequence(short, long []rune) bool {

@@ -26,7 +26,9 @@ type LineProblem struct {
 	Problem string `json:"problem"`
 }
 
-func (p LineProblem) String() string { return fmt.Sprintf("第 %d 行 %q：%s", p.Line, p.Text, p.Problem) }
+func (p LineProblem) String() string {
+	return fmt.Sprintf("第 %d 行 %q：%s", p.Line, p.Text, p.Problem)
+}
 
 // hostRe is an ASCII host name or IPv4 address; an internationalized name
 // must be pasted in its xn-- form, which is what the site files hold.
