@@ -28,7 +28,9 @@ const workers = 4
 const maxDepts = 300
 
 // Wizard runs the steps that read the web. It holds no state between
-// steps: each returns plain data the next one takes.
+// steps: each returns plain data the next one takes. It writes nothing
+// itself; its fetcher records each request (crawl_log, host state, a
+// challenge's cookies) as it does every request.
 type Wizard struct {
 	// Fetch is the polite fetcher (robots.txt, limiter, breaker, SSRF
 	// guard); every request the wizard makes goes through it and lands
