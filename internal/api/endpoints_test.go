@@ -38,8 +38,10 @@ func endpointCases() []endpointCase {
 			bad:     func(w *world) request { return get("/api/v1/sites/abc", "") },
 			notFond: func(w *world) request { return get("/api/v1/sites/9999", "") }},
 		{name: "site departments", okCode: 200, scope: ScopeRead,
-			ok:      func(w *world) request { return get(idPath("/api/v1/sites/%d/departments", w.cmsSite), "") },
-			bad:     func(w *world) request { return get(idPath("/api/v1/sites/%d/departments?dept_binding=maybe", w.cmsSite), "") },
+			ok: func(w *world) request { return get(idPath("/api/v1/sites/%d/departments", w.cmsSite), "") },
+			bad: func(w *world) request {
+				return get(idPath("/api/v1/sites/%d/departments?dept_binding=maybe", w.cmsSite), "")
+			},
 			notFond: func(w *world) request { return get("/api/v1/sites/9999/departments", "") }},
 		{name: "department tree", okCode: 200, scope: ScopeRead,
 			ok:  func(w *world) request { return get("/api/v1/departments?q=%E5%8F%91%E6%94%B9", "") },
@@ -76,7 +78,9 @@ func endpointCases() []endpointCase {
 			ok:  func(w *world) request { return get("/api/v1/articles/unexported?limit=2", "") },
 			bad: func(w *world) request { return get("/api/v1/articles/unexported?limit=501", "") }},
 		{name: "article get", okCode: 200, scope: ScopeRead,
-			ok:      func(w *world) request { return get(idPath("/api/v1/articles/%d", w.articles["发改局规范性文件"]), "") },
+			ok: func(w *world) request {
+				return get(idPath("/api/v1/articles/%d", w.articles["发改局规范性文件"]), "")
+			},
 			bad:     func(w *world) request { return get("/api/v1/articles/1.5", "") },
 			notFond: func(w *world) request { return get("/api/v1/articles/99999", "") }},
 		{name: "crawl log list", okCode: 200, scope: ScopeRead,

@@ -15,14 +15,14 @@ import (
 // national reference site, their targets, articles covering every filter,
 // crawl log rows and registry columns.
 type world struct {
-	now                          time.Time
-	cmsSite, provSite, nateSite  int64
-	sdMapped, sdCity             int64
-	tgtFGW, tgtCity, tgtProv     int64
-	tgtNation, tgtOff            int64
-	articles                     map[string]int64 // by title
-	logs                         map[string]int64 // by label
-	colSubscribed, colFree       int64
+	now                         time.Time
+	cmsSite, provSite, nateSite int64
+	sdMapped, sdCity            int64
+	tgtFGW, tgtCity, tgtProv    int64
+	tgtNation, tgtOff           int64
+	articles                    map[string]int64 // by title
+	logs                        map[string]int64 // by label
+	colSubscribed, colFree      int64
 }
 
 var ptr = func(v int64) *int64 { return &v }
@@ -93,8 +93,8 @@ func buildWorld(t *testing.T, st *store.Store) *world {
 	}
 	type art struct {
 		title, channel, publisher, topics, docNo, status, date string
-		site, target                                          int64
-		dept                                                  *int64
+		site, target                                           int64
+		dept                                                   *int64
 	}
 	arts := []art{
 		{"发改局规范性文件", "信息公开/政策文件/规范性文件", "清远市发展和改革局", "发展规划 价格", "清发改〔2026〕1号", model.StatusReady, "2026-03-01", w.cmsSite, w.tgtFGW, ptr(37)},

@@ -141,7 +141,9 @@ type request struct {
 	contentType           string
 }
 
-func get(target, token string) request { return request{method: http.MethodGet, target: target, token: token} }
+func get(target, token string) request {
+	return request{method: http.MethodGet, target: target, token: token}
+}
 
 func postJSON(target, token, body string) request {
 	r := request{method: http.MethodPost, target: target, token: token, contentType: "application/json"}
