@@ -11,7 +11,7 @@ import (
 
 var fixedNow = time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC)
 
-const deptCSV = "dept_id,dept_name,parent_dept_id,state\n1,清远市人民政府,,1\n37,清远市发展和改革局,1,1\n40,清远市财政局,1,1\n"
+const deptCSV = "dept_id,dept_name,parent_dept_id,state,order_id\n1,清远市人民政府,,1,1\n37,清远市发展和改革局,1,1,2\n40,清远市财政局,1,1,3\n"
 
 // endpointCase is one operation with a request that succeeds and one that
 // breaks a validation rule.
