@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"zhizhi/internal/auth"
@@ -99,9 +100,9 @@ func (h *handler) routes() []route {
 	}
 }
 
-// New returns the handler of every path under /api/v1/. It panics when a
-// required dependency is missing: that is a wiring mistake, found at
-// start-up.
+// New returns the handler of every path under /api/v1/; mount it with
+// mux.Handle(api.Prefix+"/", api.New(opts)). It panics when a required
+// dependency is missing: that is a wiring mistake, found at start-up.
 func New(opts Options) http.Handler {
 	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil {
 		panic("api.New: Store, Auth and CrawlNow are required")
@@ -121,9 +122,9 @@ func New(opts Options) http.Handler {
 	// mux's plain-text page.
 	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
-			w.Header().Set("Allow", joinComma(allow))
+			w.Header().Set("Allow", strings.Join(allow, ", "))
 			h.fail(w, r, errorf(http.StatusMethodNotAllowed, "method_not_allowed",
-				"%s is not allowed on %s; use %s", r.Method, r.URL.Path, joinComma(allow)))
+				"%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 			return
 		}
 		h.fail(w, r, errorf(http.StatusNotFound, "not_found", "no API endpoint at %s; the list is at %s/openapi.yaml", r.URL.Path, Prefix))
@@ -140,17 +141,6 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 		if _, pattern := mux.Handler(r2); pattern != "" && pattern != Prefix+"/" {
 			out = append(out, m)
 		}
-	}
-	return out
-}
-
-func joinComma(s []string) string {
-	out := ""
-	for i, v := range s {
-		if i > 0 {
-			out += ", "
-		}
-		out += v
 	}
 	return out
 }

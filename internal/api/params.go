@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/base64"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -13,8 +12,6 @@ import (
 
 	"zhizhi/internal/store"
 )
-
-var errEOF = io.EOF
 
 // maxParamLen bounds a free-text query parameter.
 const maxParamLen = 200
@@ -173,14 +170,7 @@ func (q *query) check() error {
 	}
 	for name := range q.v {
 		if !q.used[name] {
-			known := make([]string, 0, len(q.used))
-			for k := range q.used {
-				known = append(known, k)
-			}
-			if len(known) == 0 {
-				return invalid("query parameter %q: this endpoint takes no query parameters", name)
-			}
-			return invalid("query parameter %q is not known here", name)
+			return invalid("query parameter %q is not one this endpoint takes; openapi.yaml lists them", name)
 		}
 	}
 	return nil

@@ -1,9 +1,12 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
 
 	"zhizhi/internal/auth"
@@ -91,19 +94,26 @@ func (h *handler) ok(w http.ResponseWriter, r *http.Request, v any) {
 
 // decodeJSON reads a JSON body of at most maxJSONBody bytes into v,
 // refusing unknown fields and trailing data. An empty body leaves v as it
-// is, for endpoints whose every field is optional.
+// is, for endpoints whose every field is optional. A body must say it is
+// JSON: a form a hostile page posts across sites cannot.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
-	r.Body = http.MaxBytesReader(w, r.Body, maxJSONBody)
-	dec := json.NewDecoder(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxJSONBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return err
+		}
+		return invalid("request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		switch {
-		case errors.As(err, &tooBig):
-			return err
-		case errors.Is(err, errEOF):
-			return nil
-		}
 		return invalid("request body: %v", err)
 	}
 	if dec.More() {

@@ -234,3 +234,20 @@ func TestExport(t *testing.T) {
 		}
 	})
 }
+
+// TestExportNeedsJSON: a body that is not declared JSON is refused, so a
+// form posted from another site cannot drive the export.
+func TestExportNeedsJSON(t *testing.T) {
+	st := storetest.SQLite(t)
+	buildWorld(t, st)
+	a := newAPITest(t, st, fixedNow)
+	rq := request{method: http.MethodPost, target: "/api/v1/export", token: tokOperator,
+		body: []byte(`{"limit": 1}`), contentType: "text/plain"}
+	a.expect(rq, http.StatusUnsupportedMediaType)
+	rq.contentType = "application/x-www-form-urlencoded"
+	rq.body = []byte("limit=1")
+	a.expect(rq, http.StatusUnsupportedMediaType)
+	if n := len(audits(t, st, "article")); n != 0 {
+		t.Errorf("%d export entries after refused requests", n)
+	}
+}
