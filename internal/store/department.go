@@ -38,43 +38,59 @@ func (t *Tx) DepartmentExists(ctx context.Context, deptID int64) (bool, error) {
 // kept, because old articles still point at them.
 func (s *Store) ImportDepartments(ctx context.Context, depts []model.Department) (created, updated int, err error) {
 	err = s.WithTx(ctx, func(tx *Tx) error {
-		created, updated = 0, 0
-		for i := range depts {
-			d := &depts[i]
-			old, err := scanDepartment(tx.c.queryRow(ctx, `SELECT `+departmentColumns+`
-				FROM local_department WHERE dept_id = ?`, d.DeptID))
-			if err != nil && notFound(err) != ErrNotFound {
-				return fmt.Errorf("department %d: %w", d.DeptID, err)
-			}
-			if old == nil {
-				_, err := tx.c.exec(ctx, `INSERT INTO local_department (dept_id, dept_name, parent_dept_id,
-					dept_level, dept_code, short_name, full_name, state, order_id, updated_at)
-					VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-					d.DeptID, d.DeptName, d.ParentDeptID, d.DeptLevel, nullStr(d.DeptCode), nullStr(d.ShortName),
-					nullStr(d.FullName), d.State, d.OrderID, s.tsPtr(d.UpdatedAt))
-				if err != nil {
-					return fmt.Errorf("department %d: %w", d.DeptID, err)
-				}
-				created++
-				continue
-			}
-			if sameDepartment(old, d) {
-				continue
-			}
-			_, err = tx.c.exec(ctx, `UPDATE local_department SET dept_name = ?, parent_dept_id = ?,
-				dept_level = ?, dept_code = ?, short_name = ?, full_name = ?, state = ?, order_id = ?,
-				updated_at = ? WHERE dept_id = ?`,
-				d.DeptName, d.ParentDeptID, d.DeptLevel, nullStr(d.DeptCode), nullStr(d.ShortName),
-				nullStr(d.FullName), d.State, d.OrderID, s.tsPtr(d.UpdatedAt), d.DeptID)
-			if err != nil {
-				return fmt.Errorf("department %d: %w", d.DeptID, err)
-			}
-			updated++
-		}
-		return nil
+		var err error
+		created, updated, err = tx.importDepartments(ctx, depts)
+		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("import departments: %w", err)
+	}
+	return created, updated, nil
+}
+
+// ImportDepartments is Store.ImportDepartments inside a caller's
+// transaction, so the import and its audit entry commit together.
+func (t *Tx) ImportDepartments(ctx context.Context, depts []model.Department) (created, updated int, err error) {
+	created, updated, err = t.importDepartments(ctx, depts)
+	if err != nil {
+		return 0, 0, fmt.Errorf("import departments: %w", err)
+	}
+	return created, updated, nil
+}
+
+func (tx *Tx) importDepartments(ctx context.Context, depts []model.Department) (created, updated int, err error) {
+	s := tx.s
+	for i := range depts {
+		d := &depts[i]
+		old, err := scanDepartment(tx.c.queryRow(ctx, `SELECT `+departmentColumns+`
+			FROM local_department WHERE dept_id = ?`, d.DeptID))
+		if err != nil && notFound(err) != ErrNotFound {
+			return 0, 0, fmt.Errorf("department %d: %w", d.DeptID, err)
+		}
+		if old == nil {
+			_, err := tx.c.exec(ctx, `INSERT INTO local_department (dept_id, dept_name, parent_dept_id,
+				dept_level, dept_code, short_name, full_name, state, order_id, updated_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				d.DeptID, d.DeptName, d.ParentDeptID, d.DeptLevel, nullStr(d.DeptCode), nullStr(d.ShortName),
+				nullStr(d.FullName), d.State, d.OrderID, s.tsPtr(d.UpdatedAt))
+			if err != nil {
+				return 0, 0, fmt.Errorf("department %d: %w", d.DeptID, err)
+			}
+			created++
+			continue
+		}
+		if sameDepartment(old, d) {
+			continue
+		}
+		_, err = tx.c.exec(ctx, `UPDATE local_department SET dept_name = ?, parent_dept_id = ?,
+			dept_level = ?, dept_code = ?, short_name = ?, full_name = ?, state = ?, order_id = ?,
+			updated_at = ? WHERE dept_id = ?`,
+			d.DeptName, d.ParentDeptID, d.DeptLevel, nullStr(d.DeptCode), nullStr(d.ShortName),
+			nullStr(d.FullName), d.State, d.OrderID, s.tsPtr(d.UpdatedAt), d.DeptID)
+		if err != nil {
+			return 0, 0, fmt.Errorf("department %d: %w", d.DeptID, err)
+		}
+		updated++
 	}
 	return created, updated, nil
 }

@@ -1,0 +1,189 @@
+// Package api owns zhizhi's JSON API under /api/v1: sites, site and local
+// departments, targets, articles, crawl logs, stale targets, the column
+// registry, "crawl now" and the incremental RAG export. openapi.yaml, served
+// at /api/v1/openapi.yaml, describes every route, and the tests hold each
+// handler to it. Every route sits behind a role check (viewer to read,
+// operator to change); an API key also needs the matching scope.
+package api
+
+import (
+	"context"
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"zhizhi/internal/auth"
+	"zhizhi/internal/store"
+)
+
+// Prefix is where the API is mounted.
+const Prefix = "/api/v1"
+
+// API key scopes.
+const (
+	ScopeRead   = "read"   // every GET
+	ScopeWrite  = "write"  // every change
+	ScopeExport = "export" // the RAG export
+)
+
+// Body limits: JSON requests are small; a department CSV from OA may be
+// large but not without bound.
+const (
+	maxJSONBody = 1 << 20
+	maxCSVBody  = 10 << 20
+)
+
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// Options are the API's dependencies.
+type Options struct {
+	Store *store.Store
+	Auth  auth.Authenticator
+	// CrawlNow queues an urgent crawl of a target (queue.CrawlNow in zhizhi
+	// serve).
+	CrawlNow func(ctx context.Context, targetID int64) error
+	Log      *slog.Logger
+	Now      func() time.Time
+}
+
+// handler holds what every endpoint needs; each endpoint is a method in
+// its own file.
+type handler struct {
+	st       *store.Store
+	authn    auth.Authenticator
+	crawlNow func(ctx context.Context, targetID int64) error
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// route is one endpoint: the role it needs, the API key scope it needs,
+// and its handler. The table is what New registers and what the tests
+// compare with openapi.yaml.
+type route struct {
+	method string
+	path   string // below Prefix
+	role   auth.Role
+	scope  string
+	serve  http.HandlerFunc
+}
+
+func (h *handler) routes() []route {
+	read := func(path string, fn http.HandlerFunc) route {
+		return route{http.MethodGet, path, auth.RoleViewer, ScopeRead, fn}
+	}
+	write := func(path string, fn http.HandlerFunc) route {
+		return route{http.MethodPost, path, auth.RoleOperator, ScopeWrite, fn}
+	}
+	return []route{
+		read("/openapi.yaml", h.openapiGet),
+		read("/sites", h.siteList),
+		read("/sites/{id}", h.siteGet),
+		read("/sites/{id}/departments", h.siteDepartmentList),
+		read("/departments", h.departmentList),
+		write("/departments/import", h.departmentImport),
+		read("/departments/{id}", h.departmentGet),
+		read("/targets", h.targetList),
+		read("/targets/stale", h.targetStaleList),
+		read("/targets/{id}", h.targetGet),
+		write("/targets/{id}/crawl", h.targetCrawl),
+		read("/articles", h.articleList),
+		read("/articles/unexported", h.articleUnexportedList),
+		read("/articles/{id}", h.articleGet),
+		read("/crawl-logs", h.crawlLogList),
+		read("/columns", h.columnList),
+		// The export marks what it hands out, so it is a change: operator
+		// role, and an API key needs the export scope.
+		{http.MethodPost, "/export", auth.RoleOperator, ScopeExport, h.exportCreate},
+	}
+}
+
+// New returns the handler of every path under /api/v1/; mount it with
+// mux.Handle(api.Prefix+"/", api.New(opts)). It panics when a required
+// dependency is missing: that is a wiring mistake, found at start-up.
+func New(opts Options) http.Handler {
+	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil {
+		panic("api.New: Store, Auth and CrawlNow are required")
+	}
+	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, log: opts.Log, now: opts.Now}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	mux := http.NewServeMux()
+	for _, rt := range h.routes() {
+		mux.Handle(rt.method+" "+Prefix+rt.path, h.guard(rt))
+	}
+	// Anything else under the prefix gets a JSON 404 or 405, never the
+	// mux's plain-text page.
+	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+		if allow := allowedMethods(mux, r); len(allow) > 0 {
+			w.Header().Set("Allow", strings.Join(allow, ", "))
+			h.fail(w, r, errorf(http.StatusMethodNotAllowed, "method_not_allowed",
+				"%s is not allowed on %s; use %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
+			return
+		}
+		h.fail(w, r, errorf(http.StatusNotFound, "not_found", "no API endpoint at %s; the list is at %s/openapi.yaml", r.URL.Path, Prefix))
+	})
+	return mux
+}
+
+// allowedMethods lists the methods some route accepts on r's path.
+func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		r2 := r.Clone(r.Context())
+		r2.Method = m
+		if _, pattern := mux.Handler(r2); pattern != "" && pattern != Prefix+"/" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// guard admits a request only for a caller with the route's role (and, for
+// an API key, its scope), and puts the caller on the request's context.
+func (h *handler) guard(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, err := h.authn.Authenticate(r)
+		if err != nil && !isUnauthenticated(err) {
+			h.fail(w, r, err)
+			return
+		}
+		if p == nil {
+			h.fail(w, r, errorf(http.StatusUnauthorized, "unauthenticated",
+				"sign in, or send an API key as \"Authorization: Bearer <key>\""))
+			return
+		}
+		if !p.Role.AtLeast(rt.role) {
+			h.fail(w, r, errorf(http.StatusForbidden, "forbidden",
+				"this needs the %s role; you have %q", rt.role, p.Role))
+			return
+		}
+		if p.APIKeyID != 0 && !hasScope(p.Scopes, rt.scope) {
+			h.fail(w, r, errorf(http.StatusForbidden, "forbidden",
+				"this API key lacks the %q scope; create a key with --scope %s", rt.scope, rt.scope))
+			return
+		}
+		rt.serve(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
+	})
+}
+
+func hasScope(scopes []string, want string) bool {
+	for _, s := range scopes {
+		if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+// principal is the caller guard admitted.
+func principal(r *http.Request) *auth.Principal {
+	p, _ := auth.FromContext(r.Context())
+	return p
+}

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"zhizhi/internal/store/storetest"
+)
+
+var fixedNow = time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC)
+
+const deptCSV = "dept_id,dept_name,parent_dept_id,state,order_id\n1,清远市人民政府,,1,1\n37,清远市发展和改革局,1,1,2\n40,清远市财政局,1,1,3\n"
+
+// endpointCase is one operation with a request that succeeds and one that
+// breaks a validation rule.
+type endpointCase struct {
+	name    string
+	ok      func(w *world) request // a valid request, sent with a token of the needed role
+	okCode  int
+	bad     func(w *world) request // violates a rule: 400
+	write   bool                   // needs operator (else viewer)
+	scope   string                 // the API key scope it needs
+	notFond func(w *world) request // an absent id: 404 (nil when the route has no id)
+}
+
+func endpointCases() []endpointCase {
+	return []endpointCase{
+		{name: "openapi", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/openapi.yaml", "") },
+			bad: func(w *world) request { return get("/api/v1/openapi.yaml?format=json", "") }},
+		{name: "site list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/sites?site_role=province_ref&enabled=true", "") },
+			bad: func(w *world) request { return get("/api/v1/sites?site_role=city", "") }},
+		{name: "site get", okCode: 200, scope: ScopeRead,
+			ok:      func(w *world) request { return get(idPath("/api/v1/sites/%d", w.cmsSite), "") },
+			bad:     func(w *world) request { return get("/api/v1/sites/abc", "") },
+			notFond: func(w *world) request { return get("/api/v1/sites/9999", "") }},
+		{name: "site departments", okCode: 200, scope: ScopeRead,
+			ok: func(w *world) request { return get(idPath("/api/v1/sites/%d/departments", w.cmsSite), "") },
+			bad: func(w *world) request {
+				return get(idPath("/api/v1/sites/%d/departments?dept_binding=maybe", w.cmsSite), "")
+			},
+			notFond: func(w *world) request { return get("/api/v1/sites/9999/departments", "") }},
+		{name: "department tree", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/departments?q=%E5%8F%91%E6%94%B9", "") },
+			bad: func(w *world) request { return get("/api/v1/departments?q=", "") }},
+		{name: "department import", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return request{method: http.MethodPost, target: "/api/v1/departments/import", body: []byte(deptCSV), contentType: "text/csv"}
+			},
+			bad: func(w *world) request {
+				return request{method: http.MethodPost, target: "/api/v1/departments/import", body: []byte("dept_id,dept_name\nabc,没有编号\n"), contentType: "text/csv"}
+			}},
+		{name: "department get", okCode: 200, scope: ScopeRead,
+			ok:      func(w *world) request { return get("/api/v1/departments/37", "") },
+			bad:     func(w *world) request { return get("/api/v1/departments/-3", "") },
+			notFond: func(w *world) request { return get("/api/v1/departments/4242", "") }},
+		{name: "target list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get(idPath("/api/v1/targets?enabled=true&site_id=%d", w.cmsSite), "") },
+			bad: func(w *world) request { return get("/api/v1/targets?enabled=yes", "") }},
+		{name: "target stale", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/targets/stale", "") },
+			bad: func(w *world) request { return get("/api/v1/targets/stale?days=3", "") }},
+		{name: "target get", okCode: 200, scope: ScopeRead,
+			ok:      func(w *world) request { return get(idPath("/api/v1/targets/%d", w.tgtFGW), "") },
+			bad:     func(w *world) request { return get("/api/v1/targets/0", "") },
+			notFond: func(w *world) request { return get("/api/v1/targets/9999", "") }},
+		{name: "target crawl now", okCode: 202, write: true, scope: ScopeWrite,
+			ok:      func(w *world) request { return postJSON(idPath("/api/v1/targets/%d/crawl", w.tgtFGW), "", "") },
+			bad:     func(w *world) request { return postJSON("/api/v1/targets/x1/crawl", "", "") },
+			notFond: func(w *world) request { return postJSON("/api/v1/targets/9999/crawl", "", "") }},
+		{name: "article list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/articles?dept_id=37&status=ready&limit=10", "") },
+			bad: func(w *world) request { return get("/api/v1/articles?date_from=2026-13-01", "") }},
+		{name: "article unexported", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/articles/unexported?limit=2", "") },
+			bad: func(w *world) request { return get("/api/v1/articles/unexported?limit=501", "") }},
+		{name: "article get", okCode: 200, scope: ScopeRead,
+			ok: func(w *world) request {
+				return get(idPath("/api/v1/articles/%d", w.articles["发改局规范性文件"]), "")
+			},
+			bad:     func(w *world) request { return get("/api/v1/articles/1.5", "") },
+			notFond: func(w *world) request { return get("/api/v1/articles/99999", "") }},
+		{name: "crawl log list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/crawl-logs?host=www.gd.gov.test&status=success", "") },
+			bad: func(w *world) request { return get("/api/v1/crawl-logs?from=yesterday", "") }},
+		{name: "column list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/columns?admin_level=city&subscribed=false", "") },
+			bad: func(w *world) request { return get("/api/v1/columns?admin_level=province", "") }},
+		{name: "export", okCode: 200, write: true, scope: ScopeExport,
+			ok:  func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 2}`) },
+			bad: func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 0}`) }},
+	}
+}
+
+func with(rq request, token string) request { rq.token = token; return rq }
+
+// TestEndpoints runs, for every operation: a success, a validation error,
+// no credentials, a role too low, API keys with and without the scope, and
+// an absent id.
+func TestEndpoints(t *testing.T) {
+	st := storetest.SQLite(t)
+	w := buildWorld(t, st)
+	a := newAPITest(t, st, fixedNow)
+	cases := endpointCases()
+	if len(cases) != len((&handler{}).routes()) {
+		t.Fatalf("%d endpoint cases for %d routes: every route needs its case", len(cases), len((&handler{}).routes()))
+	}
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			a.t = t
+			good, low := tokViewer, tokNoRole
+			if c.write {
+				good, low = tokOperator, tokViewer
+			}
+			a.expect(with(c.ok(w), good), c.okCode)
+			a.expect(with(c.ok(w), tokAdmin), c.okCode)
+			if e := a.expect(with(c.bad(w), good), http.StatusBadRequest).errorBody(t); e.Error != "invalid_request" || e.Detail == "" {
+				t.Errorf("validation error body %+v, want invalid_request with a detail", e)
+			}
+			a.expect(with(c.ok(w), ""), http.StatusUnauthorized)
+			a.expect(with(c.ok(w), tokUnknown), http.StatusUnauthorized)
+			if e := a.expect(with(c.ok(w), low), http.StatusForbidden).errorBody(t); e.Error != "forbidden" {
+				t.Errorf("role too low: error %q, want forbidden", e.Error)
+			}
+			for _, key := range []string{tokKeyRead, tokKeyWrite, tokKeyExport} {
+				want := http.StatusForbidden
+				if testPrincipals[key].Scopes[0] == c.scope {
+					want = c.okCode
+				}
+				a.expect(with(c.ok(w), key), want)
+			}
+			a.expect(with(c.ok(w), tokKeyAll), c.okCode)
+			if c.notFond != nil {
+				if e := a.expect(with(c.notFond(w), good), http.StatusNotFound).errorBody(t); e.Error != "not_found" {
+					t.Errorf("absent id: error %q, want not_found", e.Error)
+				}
+				// An absent id is refused before it is looked up.
+				a.expect(with(c.notFond(w), ""), http.StatusUnauthorized)
+				a.expect(with(c.notFond(w), low), http.StatusForbidden)
+			}
+		})
+	}
+}

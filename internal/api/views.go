@@ -1,0 +1,271 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"zhizhi/internal/model"
+)
+
+// The JSON shapes of openapi.yaml's schemas. They are spelled out here
+// rather than put as tags on the model types so that the API changes only
+// when someone means it to.
+
+type siteView struct {
+	ID                   int64           `json:"id"`
+	SiteCode             string          `json:"site_code"`
+	SiteName             string          `json:"site_name"`
+	BaseURL              string          `json:"base_url"`
+	SiteRole             string          `json:"site_role"`
+	CMSAdapter           *string         `json:"cms_adapter"`
+	AdapterParams        json.RawMessage `json:"adapter_params"`
+	DefaultFetchStrategy *string         `json:"default_fetch_strategy"`
+	RespectRobots        bool            `json:"respect_robots"`
+	YAMLPath             *string         `json:"yaml_path"`
+	Access               string          `json:"access"`
+	Owned                bool            `json:"owned"`
+	Enabled              bool            `json:"enabled"`
+	Remark               string          `json:"remark"`
+	CreatedAt            time.Time       `json:"created_at"`
+	UpdatedAt            time.Time       `json:"updated_at"`
+}
+
+func siteOf(s *model.Site) siteView {
+	v := siteView{ID: s.ID, SiteCode: s.SiteCode, SiteName: s.SiteName, BaseURL: s.BaseURL, SiteRole: s.SiteRole,
+		CMSAdapter: orNull(s.CMSAdapter), AdapterParams: s.AdapterParams,
+		DefaultFetchStrategy: orNull(s.DefaultFetchStrategy), RespectRobots: s.RespectRobots,
+		YAMLPath: orNull(s.YAMLPath), Access: s.Access, Owned: s.Owned, Enabled: s.Enabled, Remark: s.Remark,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+	if len(v.AdapterParams) == 0 {
+		v.AdapterParams = nil
+	}
+	return v
+}
+
+type siteDepartmentView struct {
+	ID              int64      `json:"id"`
+	SiteID          int64      `json:"site_id"`
+	DeptPath        string     `json:"dept_path"`
+	LocalDeptID     *int64     `json:"local_dept_id"`
+	DeptBinding     string     `json:"dept_binding"`
+	DeptDisplayName string     `json:"dept_display_name"`
+	DetectStatus    string     `json:"detect_status"`
+	LastProbedAt    *time.Time `json:"last_probed_at"`
+	Enabled         bool       `json:"enabled"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+}
+
+func siteDepartmentOf(d *model.SiteDepartment) siteDepartmentView {
+	return siteDepartmentView{ID: d.ID, SiteID: d.SiteID, DeptPath: d.DeptPath, LocalDeptID: d.LocalDeptID,
+		DeptBinding: d.DeptBinding, DeptDisplayName: d.DeptDisplayName, DetectStatus: d.DetectStatus,
+		LastProbedAt: d.LastProbedAt, Enabled: d.Enabled, CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+}
+
+type departmentView struct {
+	DeptID       int64      `json:"dept_id"`
+	DeptName     string     `json:"dept_name"`
+	ParentDeptID *int64     `json:"parent_dept_id"`
+	DeptLevel    *int       `json:"dept_level"`
+	DeptCode     string     `json:"dept_code"`
+	ShortName    string     `json:"short_name"`
+	FullName     string     `json:"full_name"`
+	State        int        `json:"state"`
+	OrderID      *int       `json:"order_id"`
+	UpdatedAt    *time.Time `json:"updated_at"`
+}
+
+func departmentOf(d *model.Department) departmentView {
+	return departmentView{DeptID: d.DeptID, DeptName: d.DeptName, ParentDeptID: d.ParentDeptID,
+		DeptLevel: d.DeptLevel, DeptCode: d.DeptCode, ShortName: d.ShortName, FullName: d.FullName,
+		State: d.State, OrderID: d.OrderID, UpdatedAt: d.UpdatedAt}
+}
+
+type targetView struct {
+	ID                  int64      `json:"id"`
+	SiteID              int64      `json:"site_id"`
+	SiteDepartmentID    *int64     `json:"site_department_id"`
+	TargetCode          string     `json:"target_code"`
+	TargetName          string     `json:"target_name"`
+	EntryURL            string     `json:"entry_url"`
+	SampleArticleURL    string     `json:"sample_article_url"`
+	DeptID              *int64     `json:"dept_id"`
+	ColumnID            string     `json:"column_id"`
+	ChannelName         string     `json:"channel_name"`
+	ChannelPath         string     `json:"channel_path"`
+	ContentCategory     string     `json:"content_category"`
+	ContentSubcategory  string     `json:"content_subcategory"`
+	ScheduleCron        string     `json:"schedule_cron"`
+	ExpectedCadenceDays int        `json:"expected_cadence_days"`
+	IntervalSec         int        `json:"interval_sec"`
+	Enabled             bool       `json:"enabled"`
+	Source              string     `json:"source"`
+	LastCrawledAt       *time.Time `json:"last_crawled_at"`
+	LastArticleTime     *time.Time `json:"last_article_time"`
+	CreatedAt           time.Time  `json:"created_at"`
+	UpdatedAt           time.Time  `json:"updated_at"`
+}
+
+func targetOf(t *model.Target) targetView {
+	return targetView{ID: t.ID, SiteID: t.SiteID, SiteDepartmentID: t.SiteDepartmentID, TargetCode: t.TargetCode,
+		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL, DeptID: t.DeptID,
+		ColumnID: t.ColumnID, ChannelName: t.ChannelName, ChannelPath: t.ChannelPath,
+		ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory, ScheduleCron: t.ScheduleCron,
+		ExpectedCadenceDays: t.ExpectedCadenceDays, IntervalSec: t.IntervalSec, Enabled: t.Enabled,
+		Source: t.Source, LastCrawledAt: t.LastCrawledAt, LastArticleTime: t.LastArticleTime,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+}
+
+// articleView is an article in a list: everything but the body text,
+// metadata and attachments, which articleDetailView adds.
+type articleView struct {
+	ID                 int64      `json:"id"`
+	SiteID             int64      `json:"site_id"`
+	TargetID           int64      `json:"target_id"`
+	DeptID             *int64     `json:"dept_id"`
+	NativePostID       *string    `json:"native_post_id"`
+	URL                string     `json:"url"`
+	Title              string     `json:"title"`
+	PublishTime        *time.Time `json:"publish_time"`
+	PublishDate        *string    `json:"publish_date"`
+	EffectiveDate      *string    `json:"effective_date"`
+	ChannelName        string     `json:"channel_name"`
+	ChannelPath        string     `json:"channel_path"`
+	ContentCategory    string     `json:"content_category"`
+	ContentSubcategory string     `json:"content_subcategory"`
+	IndexNo            string     `json:"index_no"`
+	DocNo              string     `json:"doc_no"`
+	Publisher          string     `json:"publisher"`
+	TopicWords         string     `json:"topic_words"`
+	OpenCategory       string     `json:"open_category"`
+	HasAttachment      bool       `json:"has_attachment"`
+	Status             string     `json:"status"`
+	StatusReason       string     `json:"status_reason"`
+	FetchStrategy      string     `json:"fetch_strategy"`
+	FetchedAt          time.Time  `json:"fetched_at"`
+	ExportedToRAGAt    *time.Time `json:"exported_to_rag_at"`
+	CreatedAt          time.Time  `json:"created_at"`
+	UpdatedAt          time.Time  `json:"updated_at"`
+}
+
+func articleOf(a *model.Article) articleView {
+	return articleView{ID: a.ID, SiteID: a.SiteID, TargetID: a.TargetID, DeptID: a.DeptID,
+		NativePostID: orNull(a.NativePostID), URL: a.URL, Title: a.Title, PublishTime: a.PublishTime,
+		PublishDate: orNull(a.PublishDate), EffectiveDate: orNull(a.EffectiveDate), ChannelName: a.ChannelName,
+		ChannelPath: a.ChannelPath, ContentCategory: a.ContentCategory, ContentSubcategory: a.ContentSubcategory,
+		IndexNo: a.IndexNo, DocNo: a.DocNo, Publisher: a.Publisher, TopicWords: a.TopicWords,
+		OpenCategory: a.OpenCategory, HasAttachment: a.HasAttachment, Status: a.Status,
+		StatusReason: a.StatusReason, FetchStrategy: a.FetchStrategy, FetchedAt: a.FetchedAt,
+		ExportedToRAGAt: a.ExportedToRAGAt, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+}
+
+type articleDetailView struct {
+	articleView
+	SourceRaw   string           `json:"source_raw"`
+	Metadata    json.RawMessage  `json:"metadata"`
+	ContentText string           `json:"content_text"`
+	Attachments []attachmentView `json:"attachments"`
+}
+
+type attachmentView struct {
+	ID           int64      `json:"id"`
+	URL          string     `json:"url"`
+	FileName     string     `json:"file_name"`
+	FileExt      string     `json:"file_ext"`
+	SizeBytes    *int64     `json:"size_bytes"`
+	SHA256       *string    `json:"sha256"`
+	Stored       bool       `json:"stored"`
+	DownloadedAt *time.Time `json:"downloaded_at"`
+}
+
+func articleDetailOf(a *model.Article) articleDetailView {
+	v := articleDetailView{articleView: articleOf(a), SourceRaw: a.SourceRaw, Metadata: a.MetadataJSON,
+		ContentText: a.ContentText, Attachments: []attachmentView{}}
+	if len(v.Metadata) == 0 {
+		v.Metadata = nil
+	}
+	for _, at := range a.Attachments {
+		av := attachmentView{ID: at.ID, URL: at.URL, FileName: at.FileName, FileExt: at.FileExt,
+			SHA256: orNull(at.FileHash), Stored: at.FilePath != ""}
+		if at.FilePath != "" {
+			size := at.SizeBytes
+			av.SizeBytes = &size
+		}
+		if !at.DownloadedAt.IsZero() {
+			d := at.DownloadedAt
+			av.DownloadedAt = &d
+		}
+		v.Attachments = append(v.Attachments, av)
+	}
+	return v
+}
+
+type crawlLogView struct {
+	ID         int64     `json:"id"`
+	SiteID     *int64    `json:"site_id"`
+	TargetID   *int64    `json:"target_id"`
+	Host       string    `json:"host"`
+	URL        string    `json:"url"`
+	Purpose    string    `json:"purpose"`
+	Method     string    `json:"method"`
+	Strategy   string    `json:"strategy"`
+	HTTPStatus *int      `json:"http_status"`
+	Bytes      int64     `json:"bytes"`
+	BytesSaved int64     `json:"bytes_saved"`
+	DurationMS *int      `json:"duration_ms"`
+	Success    bool      `json:"success"`
+	ErrorClass string    `json:"error_class"`
+	ErrorMsg   string    `json:"error_msg"`
+	OccurredAt time.Time `json:"occurred_at"`
+}
+
+func crawlLogOf(l *model.CrawlLog) crawlLogView {
+	return crawlLogView{ID: l.ID, SiteID: l.SiteID, TargetID: l.TargetID, Host: l.Host, URL: l.ArticleURL,
+		Purpose: l.Purpose, Method: l.Method, Strategy: l.Strategy, HTTPStatus: l.HTTPStatus, Bytes: l.Bytes,
+		BytesSaved: l.BytesSaved, DurationMS: l.DurationMS, Success: l.Success, ErrorClass: l.ErrorClass,
+		ErrorMsg: l.ErrorMsg, OccurredAt: l.OccurredAt}
+}
+
+type columnView struct {
+	ID                 int64     `json:"id"`
+	AdapterID          string    `json:"adapter_id"`
+	SiteID             int64     `json:"site_id"`
+	ColumnID           string    `json:"column_id"`
+	ColumnName         string    `json:"column_name"`
+	ColumnPath         string    `json:"column_path"`
+	AdminLevel         string    `json:"admin_level"`
+	TopicTags          []string  `json:"topic_tags"`
+	PostCount          int       `json:"post_count"`
+	LastSeenAt         time.Time `json:"last_seen_at"`
+	SubscribedTargetID *int64    `json:"subscribed_target_id"`
+	Active             bool      `json:"active"`
+}
+
+func columnOf(c *model.ColumnRegistry) columnView {
+	v := columnView{ID: c.ID, AdapterID: c.AdapterID, SiteID: c.SiteID, ColumnID: c.ColumnID,
+		ColumnName: c.ColumnName, ColumnPath: c.ColumnPath, AdminLevel: c.AdminLevel, TopicTags: c.TopicTags,
+		PostCount: c.PostCount, LastSeenAt: c.LastSeenAt, SubscribedTargetID: c.SubscribedTargetID, Active: c.Active}
+	if v.TopicTags == nil {
+		v.TopicTags = []string{}
+	}
+	return v
+}
+
+// page is a list answer with the cursor of the next page; next_cursor is
+// null on the last page.
+type page[T any] struct {
+	Items      []T     `json:"items"`
+	NextCursor *string `json:"next_cursor"`
+}
+
+// list is a list answer that is never paged (it is small by nature).
+type list[T any] struct {
+	Items []T `json:"items"`
+}
+
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
