@@ -1,0 +1,81 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+
+	"zhizhi/internal/health"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+type targetRow struct {
+	model.Target
+	Stale     bool
+	QuietDays int
+}
+
+type siteData struct {
+	Site    *model.Site
+	YAML    *yamlFile
+	Depts   []model.SiteDepartment
+	Targets []targetRow
+}
+
+// siteShow is one site: its settings, its YAML template (read-only), its
+// departments and its targets with their health.
+func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	site, err := c.store.SiteByCode(ctx, r.PathValue("code"))
+	if errors.Is(err, store.ErrNotFound) {
+		c.notFound(w, r, "没有这个站点。")
+		return
+	}
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	d := siteData{Site: site}
+	if sf := siteFile(c.bundle(), site.SiteCode); sf != nil {
+		y := readYAML(sf.Path)
+		y.Path = filepath.ToSlash(sf.RelPath)
+		d.YAML = &y
+	}
+	if d.Depts, err = c.store.ListSiteDepartments(ctx, site.ID); err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	targets, err := c.store.ListTargets(ctx, store.TargetFilter{SiteCode: site.SiteCode})
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	now := c.now()
+	for _, t := range targets {
+		since := t.CreatedAt
+		if t.LastArticleTime != nil {
+			since = *t.LastArticleTime
+		}
+		row := targetRow{Target: t, QuietDays: int(now.Sub(since).Hours() / 24)}
+		row.Stale = t.Enabled && health.IsStale(since, t.ExpectedCadenceDays, now)
+		d.Targets = append(d.Targets, row)
+	}
+	c.render(w, r, http.StatusOK, "site", page{Title: "站点 · " + site.SiteName, Active: "sites", Data: d})
+}
+
+func bindingLabel(b string) string {
+	switch b {
+	case model.BindingPending:
+		return "待绑定"
+	case model.BindingMapped:
+		return "已映射"
+	case model.BindingCityLevel:
+		return "市级"
+	case model.BindingCrossDept:
+		return "跨部门"
+	case model.BindingExternalRef:
+		return "外部参考"
+	}
+	return b
+}
