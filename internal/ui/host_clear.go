@@ -105,4 +105,3 @@ func (c *console) hostAuditState(r *http.Request, host string) (hostAudit, error
 	}
 	return a, nil
 }
-

@@ -49,4 +49,3 @@ func (c *console) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	c.log.Info("console login", "user", p.Username, "role", p.Role)
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
-

@@ -17,4 +17,3 @@ func (c *console) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	http.Redirect(w, r, Prefix+"/login", http.StatusSeeOther)
 }
-

@@ -223,15 +223,15 @@ func (c *console) funcs() template.FuncMap {
 			}
 			return fmt.Sprint(*p)
 		},
-		"add":          func(a, b int) int { return a + b },
-		"siteRole":     siteRoleLabel,
-		"access":       accessLabel,
-		"binding":      bindingLabel,
-		"purpose":      purposeLabel,
-		"jobState":     jobStateLabel,
-		"jobStateCls":  jobStateClass,
-		"jobKind":      jobKindLabel,
-		"strategy":     strategyLabel,
+		"add":         func(a, b int) int { return a + b },
+		"siteRole":    siteRoleLabel,
+		"access":      accessLabel,
+		"binding":     bindingLabel,
+		"purpose":     purposeLabel,
+		"jobState":    jobStateLabel,
+		"jobStateCls": jobStateClass,
+		"jobKind":     jobKindLabel,
+		"strategy":    strategyLabel,
 	}
 }
 
