@@ -51,7 +51,9 @@ func (c *console) hostList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := page{Title: "主机状态", Active: "hosts", Data: d}
-	if h := r.URL.Query().Get("cleared"); h != "" {
+	// The confirmation names only a host the page lists, so a crafted
+	// link cannot make the console say something it did not do.
+	if h := r.URL.Query().Get("cleared"); h != "" && slices.ContainsFunc(d.Hosts, func(r hostRow) bool { return r.Host == h }) {
 		p.Flash = "已解除主机 " + h + " 的限制：下次抓取会重新访问（先读取 robots.txt）。"
 	}
 	c.render(w, r, http.StatusOK, "hosts", p)

@@ -198,9 +198,10 @@ func roleName(r auth.Role) string {
 
 func (c *console) funcs() template.FuncMap {
 	return template.FuncMap{
-		"roleName": func(r auth.Role) string { return roleName(r) },
-		"isAdmin":  func(p *auth.Principal) bool { return p != nil && p.Role.AtLeast(auth.RoleAdmin) },
-		"time":     c.fmtTime,
+		"roleName":   func(r auth.Role) string { return roleName(r) },
+		"isAdmin":    func(p *auth.Principal) bool { return p != nil && p.Role.AtLeast(auth.RoleAdmin) },
+		"isOperator": func(p *auth.Principal) bool { return p != nil && p.Role.AtLeast(auth.RoleOperator) },
+		"time":       c.fmtTime,
 		"timePtr": func(t *time.Time) string {
 			if t == nil {
 				return "—"

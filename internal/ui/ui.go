@@ -102,7 +102,7 @@ func shanghai() *time.Location {
 
 func (c *console) routes() http.Handler {
 	mux := http.NewServeMux()
-	v, a := auth.RoleViewer, auth.RoleAdmin
+	v, o, a := auth.RoleViewer, auth.RoleOperator, auth.RoleAdmin
 	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", staticHandler(c.static)))
 	mux.HandleFunc("GET "+Prefix+"/login", c.loginShow)
 	mux.HandleFunc("POST "+Prefix+"/login", c.loginSubmit)
@@ -110,6 +110,7 @@ func (c *console) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"/{$}", c.require(v, c.overviewShow))
 	mux.Handle("GET "+Prefix+"/sites", c.require(v, c.siteList))
 	mux.Handle("GET "+Prefix+"/sites/{code}", c.require(v, c.siteShow))
+	mux.Handle("POST "+Prefix+"/targets/{code}/crawl", c.require(o, c.targetCrawl))
 	mux.Handle("GET "+Prefix+"/hosts", c.require(v, c.hostList))
 	mux.Handle("POST "+Prefix+"/hosts/{host}/clear", c.require(a, c.hostClear))
 	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))

@@ -63,7 +63,7 @@ func TestHostileTextIsEscaped(t *testing.T) {
 	w := sqliteWorld(t)
 	c := w.login(t, "admin")
 	for _, path := range []string{"/admin/", "/admin/sites", "/admin/sites/news", "/admin/crawl-logs", "/admin/audit",
-		"/admin/crawl-logs?host=" + url.QueryEscape(hostile), "/admin/hosts?cleared=" + url.QueryEscape(hostile)} {
+		"/admin/crawl-logs?host=" + url.QueryEscape(hostile)} {
 		rec := w.get(t, path, c)
 		body := rec.Body.String()
 		if strings.Contains(body, "<script>alert") {
@@ -253,6 +253,9 @@ func TestHostClear(t *testing.T) {
 		if !strings.Contains(page, "已解除主机 "+hostCaptcha) {
 			t.Errorf("the hosts page does not confirm the clear")
 		}
+		if page := w.get(t, "/admin/hosts?cleared=evil.test", admin).Body.String(); strings.Contains(page, "已解除主机") {
+			t.Errorf("a crafted link makes the hosts page confirm a clear that did not happen")
+		}
 		if audit := w.get(t, "/admin/audit", admin).Body.String(); !strings.Contains(audit, "已与网站管理员确认验证码已撤除") {
 			t.Errorf("the audit page does not show the reason")
 		}
@@ -361,3 +364,78 @@ func between(s, start, end string) string {
 }
 
 func htmlUnescape(s string) string { return html.UnescapeString(s) }
+
+// "Crawl now" is an operator's request: it queues the crawl and records
+// who asked; a viewer may not, and a disabled target is not queued.
+func TestTargetCrawlNow(t *testing.T) {
+	w := sqliteWorld(t)
+	ctx := context.Background()
+	jobs := func() int {
+		t.Helper()
+		list, err := w.q.Jobs(ctx, unfinishedStates...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(list)
+	}
+	before := jobs()
+
+	viewer := w.login(t, "viewer")
+	if rec := w.post(t, "/admin/targets/lianzhou_tzgg/crawl", viewer, nil); rec.Code != http.StatusForbidden {
+		t.Errorf("viewer: status %d, want 403", rec.Code)
+	}
+	if body := w.get(t, "/admin/sites/lianzhou", viewer).Body.String(); strings.Contains(body, "/crawl\"") {
+		t.Errorf("viewer: the site page offers 立即抓取")
+	}
+	if jobs() != before {
+		t.Fatalf("a refused crawl-now queued a job")
+	}
+
+	op := w.login(t, "operator")
+	rec := w.post(t, "/admin/targets/lianzhou_tzgg/crawl", op, nil)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("operator: status %d\n%s", rec.Code, rec.Body)
+	}
+	if jobs() != before+1 {
+		t.Errorf("jobs after crawl-now: %d, want %d", jobs(), before+1)
+	}
+	if body := w.get(t, rec.Header().Get("Location"), op).Body.String(); !strings.Contains(body, "已将「连州市人民政府网｜通知公告」加入抓取队列") {
+		t.Errorf("the site page does not confirm the queued crawl")
+	}
+	entries, err := w.st.ListAudit(ctx, store.AuditFilter{ObjectType: "target", ObjectID: "lianzhou_tzgg"})
+	if err != nil || len(entries) != 1 || entries[0].Actor != "user:operator" || entries[0].Action != "target.crawl_now" {
+		t.Errorf("audit of crawl-now: %+v %v", entries, err)
+	}
+
+	// Disable lianzhou_ghjh (sync's own way of disabling a yaml target).
+	all, err := w.st.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, tg := range all {
+		if tg.TargetCode != "lianzhou_ghjh" {
+			keep = append(keep, tg.TargetCode)
+		}
+	}
+	if err := w.st.WithTx(ctx, func(tx *store.Tx) error { _, err := tx.DisableYAMLTargetsExcept(ctx, keep); return err }); err != nil {
+		t.Fatal(err)
+	}
+	n := jobs()
+	rec = w.post(t, "/admin/targets/lianzhou_ghjh/crawl", op, nil)
+	if body := w.get(t, rec.Header().Get("Location"), op).Body.String(); !strings.Contains(body, "已停用") {
+		t.Errorf("a disabled target's crawl-now is not refused on the page")
+	}
+	if jobs() != n {
+		t.Errorf("a disabled target was queued")
+	}
+	if rec := w.post(t, "/admin/targets/nosuch/crawl", op, nil); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown target: status %d, want 404", rec.Code)
+	}
+	if body := w.get(t, "/admin/sites/lianzhou?crawl=lianzhou_tzgg", op).Body.String(); !strings.Contains(body, "加入抓取队列") {
+		t.Errorf("sanity: the confirmation is not shown for a target of the site")
+	}
+	if body := w.get(t, "/admin/sites/news?crawl=lianzhou_tzgg", op).Body.String(); strings.Contains(body, "加入抓取队列") {
+		t.Errorf("a crafted link makes a site page confirm another site's crawl")
+	}
+}
