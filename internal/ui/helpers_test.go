@@ -51,6 +51,8 @@ func newTestSessions() *testSessions {
 		"admin":    {"pw-admin", auth.RoleAdmin},
 		"operator": {"pw-operator", auth.RoleOperator},
 		"viewer":   {"pw-viewer", auth.RoleViewer},
+		// A role the console does not know may do nothing.
+		"guest": {"pw-guest", auth.Role("guest")},
 	}}
 }
 

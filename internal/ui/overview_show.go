@@ -1,7 +1,9 @@
 package ui
 
 import (
+	"cmp"
 	"net/http"
+	"slices"
 
 	"github.com/riverqueue/river/rivertype"
 
@@ -14,7 +16,8 @@ type overviewData struct {
 	TargetsEnabled int
 	Articles       int
 	ArticlesReady  int
-	Stale          []health.StaleTarget
+	Stale          []health.StaleTarget // the first overviewStaleRows
+	StaleCount     int
 	Failing        []health.FailingTarget
 	Hosts          []hostIssueView
 	QueueDepth     int // jobs waiting or running
@@ -26,6 +29,10 @@ type stateCount struct {
 	Label string
 	Count int
 }
+
+// overviewStaleRows is how many stale targets the overview lists; the
+// count says how many more there are.
+const overviewStaleRows = 20
 
 // unfinishedStates are the job states that make up the queue's depth.
 var unfinishedStates = []rivertype.JobState{rivertype.JobStateRunning, rivertype.JobStateAvailable,
@@ -61,7 +68,14 @@ func (c *console) overviewShow(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
-	d.Stale, d.Failing = rep.Stale, rep.Failing
+	d.Stale, d.StaleCount, d.Failing = rep.Stale, len(rep.Stale), rep.Failing
+	// The quietest first: they have waited longest for a person.
+	slices.SortStableFunc(d.Stale, func(a, b health.StaleTarget) int {
+		return cmp.Compare(b.QuietDays/float64(b.LimitDays), a.QuietDays/float64(a.LimitDays))
+	})
+	if len(d.Stale) > overviewStaleRows {
+		d.Stale = d.Stale[:overviewStaleRows]
+	}
 	for _, h := range rep.Hosts {
 		d.Hosts = append(d.Hosts, hostIssueView{Host: h.Host, Badges: issueBadges(h)})
 	}

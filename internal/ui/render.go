@@ -225,6 +225,7 @@ func (c *console) funcs() template.FuncMap {
 			return fmt.Sprint(*p)
 		},
 		"add":         func(a, b int) int { return a + b },
+		"sub":         func(a, b int) int { return a - b },
 		"siteRole":    siteRoleLabel,
 		"access":      accessLabel,
 		"binding":     bindingLabel,

@@ -26,7 +26,7 @@ func TestPagesShowWhatTheyAreFor(t *testing.T) {
 			name, path string
 			want       []string
 		}{
-			{"overview", "/admin/", []string{"概览", "站点", "启用的采集目标", "停更目标", "news_local", "停更", "需关注的主机", hostCaptcha, "验证码拦截", "队列中的任务"}},
+			{"overview", "/admin/", []string{"概览", "站点", "启用的采集目标", "停更目标", "news_local", "停更", "需关注的主机", hostCaptcha, "验证码拦截", "队列中的任务", "个停更目标未列出"}},
 			{"sites", "/admin/sites", []string{"qingyuan", "清远市人民政府门户网站", "适配器 gkmlpt", "页面模板"}},
 			{"site detail", "/admin/sites/qingyuan", []string{"配置模板", "只读", "config/sites/qingyuan.yaml", "cms_adapter: gkmlpt",
 				"站点部门", "qyfgw", "清远市发展和改革局", "已映射", "采集目标"}},
@@ -437,5 +437,19 @@ func TestTargetCrawlNow(t *testing.T) {
 	}
 	if body := w.get(t, "/admin/sites/news?crawl=lianzhou_tzgg", op).Body.String(); strings.Contains(body, "加入抓取队列") {
 		t.Errorf("a crafted link makes a site page confirm another site's crawl")
+	}
+}
+
+func TestUnknownRoleIsRefusedInChinese(t *testing.T) {
+	w := sqliteWorld(t)
+	c := w.login(t, "guest")
+	for _, path := range []string{"/admin/", "/admin/hosts", "/admin/audit"} {
+		rec := w.get(t, path, c)
+		if rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "权限不足") {
+			t.Errorf("GET %s as an unknown role: status %d, want 403 with 权限不足", path, rec.Code)
+		}
+		if strings.Contains(rec.Body.String(), hostCaptcha) {
+			t.Errorf("GET %s as an unknown role: the refusal shows the page's data", path)
+		}
 	}
 }
