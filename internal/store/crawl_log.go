@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"zhizhi/internal/model"
 )
@@ -34,6 +35,13 @@ func (s *Store) InsertCrawlLog(ctx context.Context, l *model.CrawlLog) error {
 type CrawlLogFilter struct {
 	Host     string
 	TargetID *int64
+	SiteID   *int64
+	Purpose  string // model.Purpose*
+	Success  *bool
+	// Keyset paging: only rows older than (BeforeAt, BeforeID) in the
+	// newest-first order, i.e. the page after the row with that id and time.
+	BeforeAt *time.Time
+	BeforeID int64
 	Limit    int // default 100
 }
 
@@ -49,6 +57,23 @@ func (s *Store) ListCrawlLogs(ctx context.Context, f CrawlLogFilter) ([]model.Cr
 	if f.TargetID != nil {
 		query += ` AND target_id = ?`
 		args = append(args, *f.TargetID)
+	}
+	if f.SiteID != nil {
+		query += ` AND site_id = ?`
+		args = append(args, *f.SiteID)
+	}
+	if f.Purpose != "" {
+		query += ` AND purpose = ?`
+		args = append(args, f.Purpose)
+	}
+	if f.Success != nil {
+		query += ` AND success = ?`
+		args = append(args, *f.Success)
+	}
+	if f.BeforeAt != nil {
+		at := s.ts(*f.BeforeAt)
+		query += ` AND (occurred_at < ? OR (occurred_at = ? AND id < ?))`
+		args = append(args, at, at, f.BeforeID)
 	}
 	if f.Limit <= 0 {
 		f.Limit = 100

@@ -154,26 +154,31 @@ func (s *Store) PutHostBucket(ctx context.Context, host string, tokens float64, 
 // trips stay, so the review rule still counts them. ErrNotFound when the
 // host has no recorded state at all.
 func (s *Store) ClearHostBlock(ctx context.Context, host string) error {
-	return s.WithTx(ctx, func(tx *Tx) error {
-		res, err := tx.c.exec(ctx, `UPDATE host_state SET consecutive_errors = 0, backoff_until = NULL,
-			breaker_until = NULL, needs_review = ?, block_reason = NULL, updated_at = ? WHERE host = ?`,
-			false, s.ts(s.now()), host)
-		if err != nil {
-			return fmt.Errorf("clear host block %s: %w", host, err)
-		}
-		n, _ := res.RowsAffected()
-		// A failed fetch is forgotten entirely (not kept as a stale copy):
-		// there is no file to fall back on, only a failure to retry.
-		res, err = tx.c.exec(ctx, `DELETE FROM robots_state WHERE host = ? AND failures > 0`, host)
-		if err != nil {
-			return fmt.Errorf("clear host block %s: robots.txt: %w", host, err)
-		}
-		m, _ := res.RowsAffected()
-		if n == 0 && m == 0 {
-			return fmt.Errorf("clear host block %s: %w", host, ErrNotFound)
-		}
-		return nil
-	})
+	return s.WithTx(ctx, func(tx *Tx) error { return tx.ClearHostBlock(ctx, host) })
+}
+
+// ClearHostBlock is Store.ClearHostBlock inside tx, so the console can
+// record who cleared the host in the same transaction.
+func (t *Tx) ClearHostBlock(ctx context.Context, host string) error {
+	s := t.s
+	res, err := t.c.exec(ctx, `UPDATE host_state SET consecutive_errors = 0, backoff_until = NULL,
+		breaker_until = NULL, needs_review = ?, block_reason = NULL, updated_at = ? WHERE host = ?`,
+		false, s.ts(s.now()), host)
+	if err != nil {
+		return fmt.Errorf("clear host block %s: %w", host, err)
+	}
+	n, _ := res.RowsAffected()
+	// A failed fetch is forgotten entirely (not kept as a stale copy):
+	// there is no file to fall back on, only a failure to retry.
+	res, err = t.c.exec(ctx, `DELETE FROM robots_state WHERE host = ? AND failures > 0`, host)
+	if err != nil {
+		return fmt.Errorf("clear host block %s: robots.txt: %w", host, err)
+	}
+	m, _ := res.RowsAffected()
+	if n == 0 && m == 0 {
+		return fmt.Errorf("clear host block %s: %w", host, ErrNotFound)
+	}
+	return nil
 }
 
 // ListHostStates returns the politeness state of every host seen, by host.

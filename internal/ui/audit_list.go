@@ -1,0 +1,54 @@
+package ui
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"zhizhi/internal/store"
+)
+
+const auditPageSize = 50
+
+type auditData struct {
+	ObjectType, Actor string
+	Entries           []store.AuditEntry
+	NextURL           string
+}
+
+// auditList is the audit trail, newest first: who changed what, when, and
+// the object before and after.
+func (c *console) auditList(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	d := auditData{ObjectType: strings.TrimSpace(q.Get("object_type")), Actor: strings.TrimSpace(q.Get("actor"))}
+	f := store.AuditFilter{ObjectType: d.ObjectType, Actor: d.Actor, Limit: auditPageSize + 1}
+	if b := q.Get("before"); b != "" {
+		id, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || id <= 0 {
+			c.render(w, r, http.StatusBadRequest, "audit", page{Title: "审计日志", Active: "audit",
+				Error: "分页参数无效，请从第一页重新浏览。", Data: d})
+			return
+		}
+		f.BeforeID = id
+	}
+	entries, err := c.store.ListAudit(r.Context(), f)
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	if len(entries) > auditPageSize {
+		entries = entries[:auditPageSize]
+		v := url.Values{}
+		if d.ObjectType != "" {
+			v.Set("object_type", d.ObjectType)
+		}
+		if d.Actor != "" {
+			v.Set("actor", d.Actor)
+		}
+		v.Set("before", strconv.FormatInt(entries[len(entries)-1].ID, 10))
+		d.NextURL = Prefix + "/audit?" + v.Encode()
+	}
+	d.Entries = entries
+	c.render(w, r, http.StatusOK, "audit", page{Title: "审计日志", Active: "audit", Data: d})
+}

@@ -1,0 +1,210 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"zhizhi/internal/store"
+)
+
+const chromiumPath = "/usr/bin/chromium"
+
+// artifactDir is where the console's screenshots go: $ZHIZHI_TEST_ARTIFACTS
+// when set (CI keeps it), else a directory of its own that outlives the test
+// so a person can look at the pictures.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ZHIZHI_TEST_ARTIFACTS")
+	if dir != "" {
+		dir = filepath.Join(dir, "admin-console")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "zhizhi-console-shots-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("screenshots of the admin console: %s", dir)
+	// Without a Chinese font Chromium draws every character as a box: the
+	// test still passes, but the pictures are useless to a person.
+	if out, err := exec.Command("fc-list", ":lang=zh").Output(); err == nil && len(bytes.TrimSpace(out)) == 0 {
+		t.Log("NO CHINESE FONT: the screenshots will show boxes; apt-get install fonts-wqy-microhei")
+	}
+	return dir
+}
+
+// TestConsoleInChromium drives the console as a person does, in headless
+// Chromium: log in, read the overview, open the hosts page, clear a
+// CAPTCHA block with a reason; every page it passes is photographed.
+func TestConsoleInChromium(t *testing.T) {
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is required under CI=true: %v", err)
+		}
+		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
+	}
+	w := sqliteWorld(t)
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	shots := artifactDir(t)
+
+	// A safety net against a hung browser, not a measure.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("lang", "zh-CN"))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+
+	// Script errors and refused resources (a CSP violation, a missing
+	// file) are collected: the pages must run clean under their own policy.
+	var (
+		mu       sync.Mutex
+		problems []string
+	)
+	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if ev.Entry.Level == log.EntryLevelError && !strings.HasSuffix(ev.Entry.URL, "/favicon.ico") {
+				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
+			}
+		}
+	}))
+	defer cancelTab()
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
+		t.Fatalf("enable the console log: %v", err)
+	}
+
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("read %s: %v", sel, err)
+		}
+		return s
+	}
+	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(tab, steps...); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	// Signed out, the console sends the browser to the login form.
+	do("open the console", chromedp.Navigate(srv.URL+"/admin/"), chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)))
+	shoot("01-login")
+	do("log in",
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "admin"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "pw-admin"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section.stats`)))
+	if s := text(`main`); !strings.Contains(s, "停更目标") || !strings.Contains(s, hostCaptcha) {
+		t.Errorf("overview after login shows:\n%s", s)
+	}
+	if loaded, err := chromedp.Run(tab, chromedp.Evaluate[bool](`typeof htmx === "object"`)); err != nil || !loaded {
+		t.Errorf("the vendored htmx did not load (%v)", err)
+	}
+	shoot("02-overview")
+
+	do("open the hosts page", chromedp.Click(chromedp.CSS(`nav.side a[href="/admin/hosts"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.hosts`)))
+	if s := text(`table.hosts`); !strings.Contains(s, "验证码拦截") {
+		t.Errorf("hosts page shows:\n%s", s)
+	}
+	shoot("03-hosts")
+
+	form := `form[action="/admin/hosts/` + hostCaptcha + `/clear"]`
+	reason := "已人工核查：验证码已撤除"
+	do("clear the block",
+		chromedp.SendKeys(chromedp.CSS(form+` input[name=reason]`), reason),
+		chromedp.Click(chromedp.CSS(form+` button`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash.ok`)))
+	if s := text(`.flash.ok`); !strings.Contains(s, hostCaptcha) {
+		t.Errorf("after the clear the page says %q", s)
+	}
+	shoot("04-hosts-cleared")
+
+	hs, err := w.st.GetHostState(context.Background(), hostCaptcha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hs.BlockReason != "" || hs.NeedsReview {
+		t.Errorf("the host is still blocked after the clear: %+v", hs)
+	}
+	entries, err := w.st.ListAudit(context.Background(), store.AuditFilter{ObjectType: "host", ObjectID: hostCaptcha})
+	if err != nil || len(entries) != 1 || entries[0].Actor != "user:admin" || entries[0].Detail != reason {
+		t.Errorf("audit of the clear: %+v %v", entries, err)
+	}
+
+	// The other pages, photographed for the record and checked to render.
+	for i, p := range []struct{ path, sel, want string }{
+		{"/admin/sites", "main table", "清远市人民政府门户网站"},
+		{"/admin/sites/qingyuan", "pre.yaml", "cms_adapter: gkmlpt"},
+		{"/admin/adapters", "main table", "gkmlpt"},
+		{"/admin/adapters/gkmlpt", "pre.yaml", "adapter_id: gkmlpt"},
+		{"/admin/crawl-logs", "#log-table", "http_5xx"},
+		{"/admin/jobs", "main table", "news_local"},
+		{"/admin/audit", "main table", "host.clear"},
+	} {
+		do("open "+p.path, chromedp.Navigate(srv.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
+		if s := text(p.sel); !strings.Contains(s, p.want) {
+			t.Errorf("%s: %s lacks %q", p.path, p.sel, p.want)
+		}
+		name := strings.ReplaceAll(strings.TrimPrefix(p.path, "/admin/"), "/", "-")
+		shoot(string(rune('a'+i)) + "-" + name)
+	}
+
+	// A filter applied through htmx replaces the table in place.
+	do("filter the crawl log",
+		chromedp.Navigate(srv.URL+"/admin/crawl-logs"), chromedp.WaitVisible(chromedp.CSS(`#log-table`)),
+		chromedp.SetValue(chromedp.CSS(`select[name=status]`), "ok"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector("select[name=status]").dispatchEvent(new Event("change", {bubbles: true}))`),
+		chromedp.WaitVisible(chromedp.CSS(`#log-table td.empty`)))
+	if loc, err := chromedp.Run(tab, chromedp.Location()); err != nil || !strings.Contains(loc, "status=ok") {
+		t.Errorf("after filtering, the address is %q (%v); want it to keep the filter", loc, err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("browser reported: %s", p)
+	}
+}

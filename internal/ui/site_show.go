@@ -1,0 +1,96 @@
+package ui
+
+import (
+	"errors"
+	"net/http"
+	"path/filepath"
+
+	"zhizhi/internal/health"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+type targetRow struct {
+	model.Target
+	Stale     bool
+	QuietDays int
+}
+
+type siteData struct {
+	Site    *model.Site
+	YAML    *yamlFile
+	Depts   []model.SiteDepartment
+	Targets []targetRow
+}
+
+// siteShow is one site: its settings, its YAML template (read-only), its
+// departments and its targets with their health.
+func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	site, err := c.store.SiteByCode(ctx, r.PathValue("code"))
+	if errors.Is(err, store.ErrNotFound) {
+		c.notFound(w, r, "没有这个站点。")
+		return
+	}
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	d := siteData{Site: site}
+	if sf := siteFile(c.bundle(), site.SiteCode); sf != nil {
+		y := readYAML(sf.Path)
+		y.Path = filepath.ToSlash(sf.RelPath)
+		d.YAML = &y
+	}
+	if d.Depts, err = c.store.ListSiteDepartments(ctx, site.ID); err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	targets, err := c.store.ListTargets(ctx, store.TargetFilter{SiteCode: site.SiteCode})
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
+	now := c.now()
+	for _, t := range targets {
+		since := t.CreatedAt
+		if t.LastArticleTime != nil {
+			since = *t.LastArticleTime
+		}
+		row := targetRow{Target: t, QuietDays: int(now.Sub(since).Hours() / 24)}
+		row.Stale = t.Enabled && health.IsStale(since, t.ExpectedCadenceDays, now)
+		d.Targets = append(d.Targets, row)
+	}
+	p := page{Title: "站点 · " + site.SiteName, Active: "sites", Data: d}
+	// Confirmations name only a target of this site, so a crafted link
+	// cannot make the page claim a crawl that was never queued.
+	q := r.URL.Query()
+	for _, t := range targets {
+		switch t.TargetCode {
+		case q.Get("crawl"):
+			p.Flash = "已将「" + t.TargetName + "」加入抓取队列，排在定时任务之前。"
+			if q.Get("state") == "running" {
+				p.Flash = "「" + t.TargetName + "」正在抓取中，未重复加入队列。"
+			}
+		case q.Get("refused"):
+			p.Error = "「" + t.TargetName + "」已停用（或其站点、部门已停用），不能立即抓取。"
+		}
+	}
+	c.render(w, r, http.StatusOK, "site", p)
+}
+
+func bindingLabel(b string) string {
+	switch b {
+	case model.BindingPending:
+		return "待绑定"
+	case model.BindingMapped:
+		return "已映射"
+	case model.BindingCityLevel:
+		return "市级"
+	case model.BindingCrossDept:
+		return "跨部门"
+	case model.BindingExternalRef:
+		return "外部参考"
+	}
+	return b
+}

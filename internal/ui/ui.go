@@ -1,0 +1,147 @@
+// Package ui owns the admin console: the server-rendered pages, in
+// Simplified Chinese, that government staff use instead of the command
+// line — overview, sites, hosts, adapters, crawl logs, jobs and the audit
+// trail. Pages are html/template files embedded in the binary and parsed
+// when the console is built, so a broken template stops the start, not a
+// request. The only script is a vendored htmx; every page works without it.
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"zhizhi/internal/auth"
+	"zhizhi/internal/model"
+	"zhizhi/internal/queue"
+	"zhizhi/internal/store"
+)
+
+// Prefix is where the console lives; the handler New returns serves only
+// paths under it and is mounted there as it is (no prefix stripping).
+const Prefix = "/admin"
+
+// Jobs is what the console reads from and asks of the job queue.
+// *queue.Queue implements it.
+type Jobs interface {
+	Jobs(ctx context.Context, states ...rivertype.JobState) ([]queue.JobInfo, error)
+	Depth(ctx context.Context) (map[rivertype.JobState]int, error)
+	CrawlNow(ctx context.Context, t model.Target) (queue.Enqueued, error)
+}
+
+// Options are the console's dependencies.
+type Options struct {
+	Store    *store.Store
+	Sessions auth.Sessions
+	Jobs     Jobs
+	// ConfigDir is the configuration directory (sites/, cms/), read to show
+	// the YAML templates; the console never writes there.
+	ConfigDir string
+	Log       *slog.Logger
+	Now       func() time.Time
+}
+
+// console holds the dependencies every page handler shares.
+type console struct {
+	store     *store.Store
+	sessions  auth.Sessions
+	jobs      Jobs
+	configDir string
+	log       *slog.Logger
+	now       func() time.Time
+	loc       *time.Location
+	pages     map[string]*template.Template
+	static    fs.FS
+}
+
+// New builds the console handler; it fails when a template does not parse.
+func New(opts Options) (http.Handler, error) {
+	return newConsole(opts, embedded)
+}
+
+func newConsole(opts Options, files fs.FS) (http.Handler, error) {
+	if opts.Store == nil || opts.Sessions == nil || opts.Jobs == nil {
+		return nil, errors.New("admin console: a store, sessions and the job queue are required")
+	}
+	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
+		log: opts.Log, now: opts.Now, loc: shanghai()}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	pages, err := parsePages(files, c.funcs())
+	if err != nil {
+		return nil, fmt.Errorf("admin console: %w", err)
+	}
+	c.pages = pages
+	static, err := fs.Sub(files, "static")
+	if err != nil {
+		return nil, fmt.Errorf("admin console: %w", err)
+	}
+	c.static = static
+	return c.routes(), nil
+}
+
+// shanghai is the time zone the staff read times in; a system without
+// tzdata still gets the right offset (China has no daylight saving).
+func shanghai() *time.Location {
+	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
+		return loc
+	}
+	return time.FixedZone("CST", 8*3600)
+}
+
+func (c *console) routes() http.Handler {
+	mux := http.NewServeMux()
+	v, o, a := auth.RoleViewer, auth.RoleOperator, auth.RoleAdmin
+	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", staticHandler(c.static)))
+	mux.HandleFunc("GET "+Prefix+"/login", c.loginShow)
+	mux.HandleFunc("POST "+Prefix+"/login", c.loginSubmit)
+	mux.HandleFunc("POST "+Prefix+"/logout", c.logout)
+	mux.Handle("GET "+Prefix+"/{$}", c.require(v, c.overviewShow))
+	mux.Handle("GET "+Prefix+"/sites", c.require(v, c.siteList))
+	mux.Handle("GET "+Prefix+"/sites/{code}", c.require(v, c.siteShow))
+	mux.Handle("POST "+Prefix+"/targets/{code}/crawl", c.require(o, c.targetCrawl))
+	mux.Handle("GET "+Prefix+"/hosts", c.require(v, c.hostList))
+	mux.Handle("POST "+Prefix+"/hosts/{host}/clear", c.require(a, c.hostClear))
+	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))
+	mux.Handle("GET "+Prefix+"/adapters/{id}", c.require(v, c.adapterShow))
+	mux.Handle("GET "+Prefix+"/crawl-logs", c.require(v, c.crawlLogList))
+	mux.Handle("GET "+Prefix+"/jobs", c.require(v, c.jobList))
+	mux.Handle("GET "+Prefix+"/audit", c.require(v, c.auditList))
+	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
+		c.notFound(w, r, "页面不存在")
+	}))
+	return securityHeaders(mux)
+}
+
+// securityHeaders keeps the console's pages out of frames and caches and
+// lets the browser run only the console's own script file.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "+
+			"frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func staticHandler(files fs.FS) http.Handler {
+	fsrv := http.FileServerFS(files)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fsrv.ServeHTTP(w, r)
+	})
+}
