@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 Z=bin/zhizhi
 CONFIG=${ZHIZHI_CONFIG_DIR:-./config}
 
-bash scripts/ensure-deps.sh chromium || true
+bash scripts/ensure-deps.sh chromium cjkfont || true
 if [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
   echo "make demo: Chromium is not installed: the city portal (behind a cookie challenge) will be skipped." >&2
 fi

@@ -2,7 +2,9 @@
 # Installs what zhizhi's tests and demo need from Debian's packages when it is
 # missing and we can (root): PostgreSQL for the second store dialect and
 # Chromium for the browser tier, pdftotext for attachments, strace to watch
-# Chromium's sockets. Usage: ensure-deps.sh [postgres] [chromium] [poppler] [strace]
+# Chromium's sockets, a Chinese font so that the console's screenshots show
+# characters, not boxes. Usage:
+# ensure-deps.sh [postgres] [chromium] [poppler] [strace] [cjkfont]
 set -euo pipefail
 
 want=("$@")
@@ -15,6 +17,7 @@ for w in "${want[@]}"; do
     chromium) command -v chromium >/dev/null 2>&1 || missing+=(chromium) ;;
     poppler)  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils) ;;
     strace)   command -v strace >/dev/null 2>&1 || missing+=(strace) ;;
+    cjkfont)  fc-list :lang=zh 2>/dev/null | grep -q . || missing+=(fonts-wqy-microhei) ;;
   esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -68,7 +68,7 @@ start_pg() {
   return 1
 }
 
-scripts/ensure-deps.sh postgres chromium poppler strace || say "ensure-deps failed; going on with what is installed"
+scripts/ensure-deps.sh postgres chromium poppler strace cjkfont || say "ensure-deps failed; going on with what is installed"
 
 if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
   say "PostgreSQL from ZHIZHI_TEST_PG_URL"
