@@ -301,3 +301,31 @@ func TestCaptchaIsRemembered(t *testing.T) {
 }
 
 var _ = fmt.Sprint
+
+// TestRequestCountedFromItsEndAcrossProcesses: a request that ended late
+// in one process is counted from its end by the next process too — the
+// later date is written before the host's lock is let go.
+func TestRequestCountedFromItsEndAcrossProcesses(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		clock := NewFakeClock(t0)
+		a := NewSharedLimiter(clock, st)
+		rel, err := a.Acquire(ctx, "www.example.gov.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.Advance(1500 * time.Millisecond)
+		rel()
+		b := NewSharedLimiter(clock, st)
+		for range 2 {
+			rel, err := b.Acquire(ctx, "www.example.gov.test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel()
+		}
+		if w := b.Wait("www.example.gov.test"); w != 2*time.Second {
+			t.Errorf("the other process's next request would wait %v, want 2s after the first request ended", w)
+		}
+	})
+}

@@ -218,8 +218,9 @@ func (l *Limiter) acquire(ctx context.Context, host string, slot, token bool) (r
 		}
 	}
 	var (
-		left float64
-		at   time.Time
+		left    float64
+		at      time.Time
+		started time.Time // when the claim was granted
 	)
 	for {
 		l.mu.Lock()
@@ -256,12 +257,16 @@ func (l *Limiter) acquire(ctx context.Context, host string, slot, token bool) (r
 		if slot {
 			l.inFlight++
 		}
+		started = now
 		l.mu.Unlock()
 		break
 	}
 	var once sync.Once
-	rel := func() {
+	end := func(sent bool) {
 		once.Do(func() {
+			if sent && slot {
+				l.countFromEnd(ctx, host, started)
+			}
 			unlock()
 			if slot {
 				l.unreserve(s, true)
@@ -272,11 +277,42 @@ func (l *Limiter) acquire(ctx context.Context, host string, slot, token bool) (r
 		if err := l.shared.PutHostBucket(ctx, host, left, at); err != nil {
 			// Unrecorded, the token would be spent again by the next
 			// process: refuse the request instead.
-			rel()
+			end(false)
 			return nil, fmt.Errorf("limiter: %w", err)
 		}
 	}
-	return rel, nil
+	return func() { end(true) }, nil
+}
+
+// countFromEnd dates the token of a request that has ended from its end
+// rather than from when it was taken: the site may have seen the request
+// as late as that (a slow database write, a busy machine or a browser
+// between the token and the wire), and the next token must not come sooner
+// than one interval after the site saw it. For a hold, the page's last
+// request ended by now. Under a full bucket's worth of backlog it changes
+// nothing; it only takes back the part of a burst that the delay used up.
+// With shared hosts the new state is written before the host's lock goes.
+func (l *Limiter) countFromEnd(ctx context.Context, host string, since time.Time) {
+	l.mu.Lock()
+	s := l.slot(host)
+	now := l.clock.Now()
+	_, interval := s.policy.effective()
+	if s.last.Before(since) || !s.tat.Before(now.Add(interval)) {
+		// No token spent under this claim (a hold whose page made no
+		// request), or the bucket is already as strict.
+		l.mu.Unlock()
+		return
+	}
+	s.tat = now.Add(interval)
+	left, at := s.bucketAt(now)
+	l.mu.Unlock()
+	if l.shared != nil {
+		// Released after its context ended (a cancelled crawl) the state
+		// still counts: give the write a few seconds of its own.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = l.shared.PutHostBucket(wctx, host, left, at) // the stricter state is lost only with the database
+	}
 }
 
 // reserve waits until this process has no request at host, then claims it.

@@ -453,3 +453,63 @@ func BenchmarkLimiterAcquire(b *testing.B) {
 		rel()
 	}
 }
+
+// TestLimiterCountsARequestFromItsEnd: a request may reach the site as late
+// as its answer comes back (a slow database write, a busy machine, a
+// browser between the token and the wire). Counted from its token alone, a
+// request that took 1.5 s to go out and the two quick ones after it would
+// let a fourth reach the site half a second after the first: four within
+// 0.5 s where the bucket allows 3 + t/2. Counted from its end, the fourth
+// waits 2 s after the first request ended.
+func TestLimiterCountsARequestFromItsEnd(t *testing.T) {
+	ctx := context.Background()
+	clock := NewFakeClock(t0)
+	l := NewLimiter(clock)
+	rel, err := l.Acquire(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(1500 * time.Millisecond) // the first request is slow to leave
+	rel()
+	for range 2 {
+		rel, err := l.Acquire(ctx, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel()
+	}
+	if w := l.Wait("h"); w != 2*time.Second {
+		t.Errorf("the fourth request would wait %v, want 2s after the first one ended", w)
+	}
+
+	t.Run("hold", func(t *testing.T) {
+		clock := NewFakeClock(t0)
+		l := NewLimiter(clock)
+		hold, err := l.Hold(ctx, "h")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Take(ctx, "h"); err != nil { // the page's only request
+			t.Fatal(err)
+		}
+		clock.Advance(3 * time.Second) // the page took 3 s to load
+		hold()
+		for range 2 {
+			rel, _ := l.Acquire(ctx, "h")
+			rel()
+		}
+		if w := l.Wait("h"); w != 2*time.Second {
+			t.Errorf("after a page visit, the fourth request would wait %v, want 2s after the visit ended", w)
+		}
+	})
+	t.Run("hold without a request", func(t *testing.T) {
+		clock := NewFakeClock(t0)
+		l := NewLimiter(clock)
+		hold, _ := l.Hold(ctx, "h")
+		clock.Advance(3 * time.Second)
+		hold()
+		if w := l.Wait("h"); w != 0 {
+			t.Errorf("a visit that sent nothing costs a wait of %v, want none", w)
+		}
+	})
+}
