@@ -36,6 +36,13 @@ func checkUsername(name string) error {
 	return nil
 }
 
+// CheckUsername returns name as it is kept (trimmed, lowercase), or an
+// ErrInvalid error saying what a username may be.
+func CheckUsername(name string) (string, error) {
+	n := normalizeUsername(name)
+	return n, checkUsername(n)
+}
+
 func checkPassword(pw string) error {
 	if utf8.RuneCountInString(pw) < minPasswordRunes {
 		return invalidf("password too short: use at least %d characters", minPasswordRunes)
