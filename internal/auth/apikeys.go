@@ -116,7 +116,7 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string
 			ObjectID: fmt.Sprint(k.ID), After: keyJSON(k)})
 	})
 	if err != nil {
-		return "", nil, fmt.Errorf("create api key: %w", err)
+		return "", nil, fmt.Errorf("apikey create: %w", err)
 	}
 	return key, k, nil
 }
@@ -163,7 +163,7 @@ func (s *Service) RevokeAPIKey(ctx context.Context, actor string, id int64) erro
 			ObjectID: fmt.Sprint(id), Before: before, After: keyJSON(k)})
 	})
 	if err != nil {
-		return fmt.Errorf("revoke api key: %w", err)
+		return fmt.Errorf("apikey revoke: %w", err)
 	}
 	return nil
 }

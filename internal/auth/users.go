@@ -111,7 +111,7 @@ func (s *Service) CreateUser(ctx context.Context, actor, username, password stri
 			ObjectID: name, After: userJSON(u)})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("add user: %w", err)
+		return nil, fmt.Errorf("user add: %w", err)
 	}
 	return u, nil
 }
@@ -143,7 +143,7 @@ func (s *Service) changeUser(ctx context.Context, actor, username, action string
 			ObjectID: name, Before: before, After: userJSON(u), Detail: detail})
 	})
 	if err != nil {
-		return fmt.Errorf("%s: %w", action, err)
+		return fmt.Errorf("%s: %w", strings.Replace(action, ".", " ", 1), err)
 	}
 	return nil
 }

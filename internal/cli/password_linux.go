@@ -23,3 +23,11 @@ func readHidden(f *os.File) (string, error) {
 	defer syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TCSETS, uintptr(unsafe.Pointer(&old)))
 	return readLine(f)
 }
+
+// isTTY reports whether f is a terminal: one that answers the terminal
+// settings request (/dev/null, a character device too, does not).
+func isTTY(f *os.File) bool {
+	var t syscall.Termios
+	_, _, e := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), syscall.TCGETS, uintptr(unsafe.Pointer(&t)))
+	return e == 0
+}

@@ -83,7 +83,7 @@ func readPassword(cmd *cobra.Command, fromStdin bool) (string, error) {
 		return pw, nil
 	}
 	in, ok := cmd.InOrStdin().(*os.File)
-	if !ok || !isTerminal(in) {
+	if !ok || !isTTY(in) {
 		return "", exitCode(2, fmt.Sprintf("%s: no terminal to read the password from: pipe it in with --password-stdin", where))
 	}
 	errw := cmd.ErrOrStderr()
