@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -407,4 +408,39 @@ func TestLoginRateLimitRace(t *testing.T) {
 			t.Errorf("after 5 failures: %v, want refused", err)
 		}
 	})
+}
+
+// TestLoginLimitAcrossProcesses: two servers on one database (two store
+// handles, as two processes have) share the count: failures on one refuse
+// the next attempt on the other.
+func TestLoginLimitAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range []string{"sqlite", "postgres"} {
+		t.Run(dialect, func(t *testing.T) {
+			var dsn, dir = "", t.TempDir()
+			if dialect == "sqlite" {
+				dsn = "sqlite://" + filepath.Join(dir, "zhizhi.db")
+			} else {
+				dsn = storetest.PostgresURL(t)
+			}
+			open := func() *store.Store {
+				st, err := store.Open(ctx, dsn, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				return st
+			}
+			a, b := newWorld(t, open(), auth.Options{}), newWorld(t, open(), auth.Options{})
+			a.addUser(t, "alice", alicePW, auth.RoleOperator)
+			for i := range 5 {
+				if _, _, err := a.login("alice", "guess", fmt.Sprintf("192.0.2.%d", i), ""); !errors.Is(err, auth.ErrBadCredentials) {
+					t.Fatalf("failure %d: %v", i+1, err)
+				}
+			}
+			if _, _, err := b.login("alice", alicePW, "203.0.113.1", ""); !errors.Is(err, auth.ErrRateLimited) {
+				t.Errorf("the other server after 5 failures: %v, want refused", err)
+			}
+		})
+	}
 }
