@@ -7,6 +7,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -110,4 +111,82 @@ type Sessions interface {
 	Authenticator
 	Login(w http.ResponseWriter, r *http.Request, username, password string) (*Principal, error)
 	Logout(w http.ResponseWriter, r *http.Request) error
+}
+
+// API key scopes. A key may do what its scopes name and its user's role
+// allows, no more; a console session has every scope its role allows.
+const (
+	// ScopeRead reads through the API: sites, targets, departments,
+	// articles, crawl logs, the column registry (any role).
+	ScopeRead = "read"
+	// ScopeWrite makes the changes the user's role allows: targets,
+	// departments, crawl now, column subscriptions (operator); users, keys
+	// and host blocks (admin).
+	ScopeWrite = "write"
+	// ScopeExport reads the incremental export, the feed the knowledge
+	// base takes articles from (operator or admin).
+	ScopeExport = "export"
+)
+
+// Scopes lists every scope, in the order they are shown.
+var Scopes = []string{ScopeRead, ScopeWrite, ScopeExport}
+
+// scopeRole is the least role that may use a scope.
+func scopeRole(scope string) Role {
+	switch scope {
+	case ScopeRead:
+		return RoleViewer
+	case ScopeWrite, ScopeExport:
+		return RoleOperator
+	}
+	return ""
+}
+
+// Allows reports whether p may act within scope: its role must allow the
+// scope and, for an API key, the key must carry it. A session allows every
+// scope its role allows. An unknown scope is never allowed. Which role a
+// particular write needs (an admin for users) is checked on top of this
+// with Role.AtLeast.
+func (p *Principal) Allows(scope string) bool {
+	if p == nil {
+		return false
+	}
+	need := scopeRole(scope)
+	if need == "" || !p.Role.AtLeast(need) {
+		return false
+	}
+	if p.APIKeyID == 0 {
+		return true
+	}
+	for _, s := range p.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors of managing users and keys; each comes with a message saying what
+// to change, and matches one of these with errors.Is.
+var (
+	// ErrInvalid: a bad username, password, role, scope, name or expiry.
+	ErrInvalid = errors.New("invalid input")
+	// ErrNotFound: no such user or API key.
+	ErrNotFound = errors.New("not found")
+	// ErrExists: the username is taken.
+	ErrExists = errors.New("already exists")
+)
+
+// inputError is a refusal because of what was asked; its message is the
+// whole story, kind says which sentinel it matches.
+type inputError struct {
+	kind error
+	msg  string
+}
+
+func (e *inputError) Error() string { return e.msg }
+func (e *inputError) Unwrap() error { return e.kind }
+
+func invalidf(format string, args ...any) error {
+	return &inputError{kind: ErrInvalid, msg: fmt.Sprintf(format, args...)}
 }
