@@ -16,12 +16,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/alert"
+	"zhizhi/internal/api"
+	"zhizhi/internal/auth"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/health"
 	"zhizhi/internal/metrics"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
+	"zhizhi/internal/ui"
 )
 
 func init() { register(newServeCmd) }
@@ -37,18 +40,25 @@ func newServeCmd() *cobra.Command {
 		budget   time.Duration
 		timezone string
 		tick     time.Duration
+		secure   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the crawler as a service: schedules, crawl workers, /healthz, /readyz, /metrics",
+		Short: "Run the crawler as a service: schedules, crawl workers, the admin console and the REST API",
 		Long: `Serve runs zhizhi as one long-running process: it crawls every enabled target
 at its schedule_cron (read in --timezone), re-checks stored articles when they
 are due, works the crawls asked for with 'zhizhi crawl --enqueue', and answers
 HTTP on --listen:
 
+  /admin/    the admin console (sign in with a user made by 'zhizhi user add')
+  /api/v1/   the REST API (a session, or an API key from 'zhizhi apikey create'
+             sent as "Authorization: Bearer …"); described by /api/v1/openapi.yaml
   /healthz   200 while the process runs
   /readyz    200 when the database answers and jobs are being worked, else 503
   /metrics   Prometheus metrics
+
+Changes made in the console or the API refuse requests from other web sites
+(cross-site requests); behind an HTTPS proxy, set --secure-cookies.
 
 Work is kept as jobs in the database (River). After downtime a missed
 schedule slot runs once, not once per missed slot; a crawl that was under way
@@ -84,13 +94,15 @@ stay queued for the next start; then it exits 0.`,
 			if budget < 10*time.Second {
 				return exitCode(2, fmt.Sprintf("serve: --job-budget %s: use at least 10s", budget))
 			}
-			return runServe(cmd, serveOptions{listen: listen, workers: workers, budget: budget, loc: loc, tick: tick})
+			return runServe(cmd, serveOptions{listen: listen, workers: workers, budget: budget, loc: loc, tick: tick, secureCookies: secure})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "HTTP listen address (env ZHIZHI_LISTEN)")
 	cmd.Flags().IntVar(&workers, "workers", queue.DefaultWorkers, "crawl jobs this process works at once")
 	cmd.Flags().DurationVar(&budget, "job-budget", queue.DefaultBudget, "how long one crawl job works before it yields and goes on later")
 	cmd.Flags().StringVar(&timezone, "timezone", envOr("ZHIZHI_TIMEZONE", queue.DefaultTimeZone), "time zone of schedule_cron (env ZHIZHI_TIMEZONE)")
+	cmd.Flags().BoolVar(&secure, "secure-cookies", envOr("ZHIZHI_SECURE_COOKIES", "") == "true",
+		"send the console's session cookie over HTTPS only — set it when people reach the console through HTTPS (env ZHIZHI_SECURE_COOKIES=true)")
 	cmd.Flags().DurationVar(&tick, "tick", queue.DefaultTickEvery, "how often the schedule is looked at")
 	_ = cmd.Flags().MarkHidden("tick")
 	return cmd
@@ -102,6 +114,9 @@ type serveOptions struct {
 	budget  time.Duration
 	loc     *time.Location
 	tick    time.Duration
+	// secureCookies marks the console's session cookie Secure, for a
+	// console served over HTTPS (behind a TLS-terminating proxy).
+	secureCookies bool
 }
 
 func runServe(cmd *cobra.Command, o serveOptions) error {
@@ -207,7 +222,11 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	var ready atomic.Bool
 	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := mountConsole(mux, st, q, o.secureCookies); err != nil {
+		ln.Close()
+		return exitCode(1, "serve: "+err.Error())
+	}
+	srv := &http.Server{Handler: auth.CrossOrigin(mux), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	// On SQLite this process holds the database alone: crawls a killed
 	// predecessor left "running" go on now, not when River's rescuer would
@@ -228,7 +247,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		watchConfig(watchCtx, live, o.tick, hup)
 	}()
 	ready.Store(true)
-	fmt.Fprintf(errw, "serve: 已启动 — http://%s (healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
+	fmt.Fprintf(errw, "serve: 已启动 — http://%s (控制台 /admin/, API /api/v1/, healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
 		ln.Addr(), st.Dialect(), o.workers, o.loc)
 	<-ctx.Done()
 	stopSignals() // a second signal now takes its default action
@@ -244,6 +263,29 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		fmt.Fprintf(errw, "serve: 停止时部分任务被中断（下次启动继续）: %v\n", stopErr)
 	}
 	fmt.Fprintln(errw, "serve: 已停止；未完成的采集留在队列中，下次启动继续")
+	return nil
+}
+
+// mountConsole adds the admin console (/admin/) and the REST API
+// (/api/v1/) to mux, both signed in through the same users, sessions and
+// API keys; / leads to the console.
+func mountConsole(mux *http.ServeMux, st *store.Store, q *queue.Queue, secureCookies bool) error {
+	sessions := auth.New(st, auth.Options{CookieSecure: secureCookies})
+	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(),
+		CrawlNow: func(ctx context.Context, targetID int64) error {
+			t, err := st.TargetByID(ctx, targetID)
+			if err != nil {
+				return err
+			}
+			_, err = q.CrawlNow(ctx, *t)
+			return err
+		}}))
+	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: q, ConfigDir: settings.ConfigDir, Log: slog.Default()})
+	if err != nil {
+		return fmt.Errorf("admin console: %w", err)
+	}
+	mux.Handle(ui.Prefix+"/", console)
+	mux.Handle("GET /{$}", http.RedirectHandler(ui.Prefix+"/", http.StatusSeeOther))
 	return nil
 }
 

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"zhizhi/internal/store"
+)
+
+// TestServeConsoleAndAPI: `zhizhi serve` answers the admin console and the
+// REST API with the users and API keys made by `zhizhi user add` and
+// `zhizhi apikey create`: signed out, the console asks for a login and the
+// API answers 401; signed in (or with a key) both work; a key's scope and
+// a user's role bound what it may do; a state-changing request from another
+// web site is refused.
+func TestServeConsoleAndAPI(t *testing.T) {
+	sw := newServeWorld(t, store.DialectSQLite)
+	keepTargets(t, sw.st, "gd_ref_wjk") // one small target: this test is about HTTP
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(zhizhiBinary(t), args...)
+		cmd.Env = sw.serveEnv(sw.dataDir)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("zhizhi %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	run("s3cret-pass-1\n", "user", "add", "alice", "--role", "operator", "--password-stdin")
+	out := run("", "apikey", "create", "--user", "alice", "--name", "rag", "--scope", "read")
+	key := regexp.MustCompile(`zk_[A-Za-z0-9_-]+`).FindString(out)
+	if key == "" {
+		t.Fatalf("apikey create printed no key:\n%s", out)
+	}
+	p := sw.startServe(t, sw.dataDir)
+	defer p.stop(t)
+	base := "http://" + p.addr
+	noFollow := func(req *http.Request, via []*http.Request) error { return http.ErrUseLastResponse }
+	anon := &http.Client{CheckRedirect: noFollow}
+	do := func(c *http.Client, method, path string, body io.Reader, hdr map[string]string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, base+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+
+	if resp, _ := do(anon, "GET", "/", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/" {
+		t.Errorf("GET / = %d → %q, want 303 to the console", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, _ := do(anon, "GET", "/admin/", nil, nil); resp.StatusCode != http.StatusSeeOther ||
+		!strings.HasPrefix(resp.Header.Get("Location"), "/admin/login") {
+		t.Errorf("signed out, GET /admin/ = %d → %q, want 303 to the login page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	resp, body := do(anon, "GET", "/api/v1/sites", nil, nil)
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(body, `"error"`) {
+		t.Errorf("signed out, GET /api/v1/sites = %d %s, want 401 with a JSON error", resp.StatusCode, body)
+	}
+
+	// A key with the read scope reads, and may not crawl.
+	bearer := map[string]string{"Authorization": "Bearer " + key}
+	resp, body = do(anon, "GET", "/api/v1/sites", nil, bearer)
+	var sites struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	if resp.StatusCode != http.StatusOK || json.Unmarshal([]byte(body), &sites) != nil || len(sites.Items) == 0 {
+		t.Fatalf("GET /api/v1/sites with a read key = %d %.300s, want the sites", resp.StatusCode, body)
+	}
+	tg, err := sw.st.TargetByCode(t.Context(), "gd_ref_wjk")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crawlPath := "/api/v1/targets/" + strconv.FormatInt(tg.ID, 10) + "/crawl"
+	if resp, body := do(anon, "POST", crawlPath, nil, bearer); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("crawl now with a read-only key = %d %s, want 403", resp.StatusCode, body)
+	}
+
+	// Signing in to the console: the session then works for both.
+	jar, _ := cookiejar.New(nil)
+	alice := &http.Client{Jar: jar, CheckRedirect: noFollow}
+	form := url.Values{"username": {"alice"}, "password": {"s3cret-pass-1"}, "next": {"/admin/"}}
+	formHdr := map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": base, "Sec-Fetch-Site": "same-origin"}
+	if resp, body := do(alice, "POST", "/admin/login", strings.NewReader(form.Encode()), formHdr); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("login = %d %.300s, want 303", resp.StatusCode, body)
+	}
+	if resp, body := do(alice, "GET", "/admin/", nil, nil); resp.StatusCode != http.StatusOK || !strings.Contains(body, "知止") {
+		t.Errorf("signed in, GET /admin/ = %d, want the overview:\n%.300s", resp.StatusCode, body)
+	}
+	if resp, body := do(alice, "GET", "/api/v1/sites", nil, nil); resp.StatusCode != http.StatusOK {
+		t.Errorf("signed in, GET /api/v1/sites = %d %.300s, want 200", resp.StatusCode, body)
+	}
+
+	// The same request from another web site, with alice's cookie, is refused.
+	crossHdr := map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
+	if resp, _ := do(alice, "POST", crawlPath, nil, crossHdr); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site crawl now = %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := do(alice, "POST", "/admin/logout", nil, crossHdr); resp.StatusCode != http.StatusForbidden {
+		t.Errorf("cross-site logout = %d, want 403", resp.StatusCode)
+	}
+	// From the console itself, the operator may crawl now.
+	sameHdr := map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin"}
+	if resp, body := do(alice, "POST", crawlPath, nil, sameHdr); resp.StatusCode != http.StatusAccepted {
+		t.Errorf("crawl now from the console's origin = %d %.300s, want 202", resp.StatusCode, body)
+	}
+	entries, err := sw.st.ListAudit(t.Context(), store.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(entries, func(e store.AuditEntry) bool {
+		return e.Action == "target.crawl_now" && e.Actor == "user:alice"
+	}) {
+		t.Errorf("no audit entry for alice's crawl now: %+v", entries)
+	}
+}
