@@ -4,7 +4,7 @@ BIN     := bin/zhizhi
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X zhizhi/internal/cli.Version=$(VERSION)
 
-.PHONY: demo test build clean
+.PHONY: demo demo-stop test build clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/zhizhi
@@ -12,8 +12,11 @@ build:
 demo: build
 	bash scripts/demo.sh
 
+demo-stop:
+	bash scripts/demo-stop.sh
+
 test:
 	bash scripts/test.sh
 
-clean:
+clean: demo-stop
 	rm -rf bin data

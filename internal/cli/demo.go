@@ -19,10 +19,10 @@ import (
 func init() { register(newDemoCmd) }
 
 func newDemoCmd() *cobra.Command {
-	var once bool
+	var once, serve bool
 	var seed int64
 	cmd := &cobra.Command{
-		Use:   "demo [--once]",
+		Use:   "demo [--once | --serve]",
 		Short: "Crawl the simulated government web end to end",
 		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports the
 bundled departments, syncs the bundled configuration into the database
@@ -32,6 +32,13 @@ challenge. It prints a summary. With --once it then exits; otherwise the
 simulated web keeps running so you can explore it with the other commands,
 until Ctrl-C. Run it again: the second crawl is incremental.
 
+With --serve it crawls nothing itself: it starts the simulated web and
+'zhizhi serve' on it (the admin console at http://ZHIZHI_LISTEN/admin/,
+127.0.0.1:8080 by default), with an admin account "demo" whose password is
+made the first time and kept in the data directory (demo-password.txt), and
+prints both. Ctrl-C or SIGTERM stops it like serve. 'make demo' leaves it
+running in the background; 'make demo-stop' stops it.
+
 Ctrl-C (SIGINT) or SIGTERM during the crawl stops it as it stops 'zhizhi
 crawl': no new work, up to 10 seconds for requests under way, the table so
 far, the browser stopped.
@@ -39,10 +46,17 @@ far, the browser stopped.
 ` + crawlExitHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if serve {
+				if once {
+					return exitCode(2, "demo: --once and --serve do not go together")
+				}
+				return runDemoServe(cmd, seed)
+			}
 			return runDemo(cmd, once, seed)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "exit after the crawl instead of keeping the simulated web running")
+	cmd.Flags().BoolVar(&serve, "serve", false, "run the simulated web and the crawler service with its admin console, with a demo account")
 	cmd.Flags().Int64Var(&seed, "seed", 1, "seed of the simulated web")
 	return cmd
 }

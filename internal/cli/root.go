@@ -57,6 +57,8 @@ const envHelp = `Environment (flags override them for one run):
                        127.0.0.1:8080) and zhizhi sim listens (default
                        127.0.0.1:0, free ports)
   ZHIZHI_TIMEZONE      time zone schedules are read in; default Asia/Shanghai
+  ZHIZHI_SECURE_COOKIES  true: the console's session cookie goes over HTTPS
+                       only (set it behind an HTTPS proxy)
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"zhizhi/internal/store"
 )
@@ -131,5 +134,57 @@ func TestServeConsoleAndAPI(t *testing.T) {
 		return e.Action == "target.crawl_now" && e.Actor == "user:alice"
 	}) {
 		t.Errorf("no audit entry for alice's crawl now: %+v", entries)
+	}
+}
+
+// TestDemoServeKeepsItsAccount: `zhizhi demo --serve` runs the service on
+// the simulated web with an admin account "demo" whose password it makes
+// once, keeps in the data directory and prints; it signs in; a second start
+// keeps the same password; SIGTERM stops it with exit 0.
+func TestDemoServeKeepsItsAccount(t *testing.T) {
+	dir := t.TempDir()
+	cfg, err := filepath.Abs(bundledConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"ZHIZHI_DATA_DIR=" + dir, "ZHIZHI_CONFIG_DIR=" + cfg, "ZHIZHI_LISTEN=127.0.0.1:0",
+		"ZHIZHI_CHROMIUM=" + filepath.Join(dir, "no-chromium"), "TMPDIR=" + dir}
+	var passwords []string
+	for run := range 2 {
+		p := spawnDemoServe(t, env)
+		select {
+		case p.addr = <-p.listening:
+		case err := <-p.done:
+			t.Fatalf("demo --serve exited before it listened: %v\n%s", err, p.output())
+		case <-time.After(2 * time.Minute): // a safety net, not a measure
+			p.cmd.Process.Kill()
+			t.Fatalf("demo --serve did not start:\n%s", p.output())
+		}
+		kept, err := os.ReadFile(filepath.Join(dir, "demo-password.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		password := strings.TrimSpace(string(kept))
+		if !strings.Contains(p.output(), "密码 "+password) {
+			t.Errorf("run %d does not print the kept password:\n%s", run+1, p.output())
+		}
+		passwords = append(passwords, password)
+		form := url.Values{"username": {"demo"}, "password": {password}}
+		req, _ := http.NewRequest("POST", "http://"+p.addr+"/admin/login", strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) == 0 {
+			t.Errorf("run %d: the demo account's login = %d, want 303 with a session", run+1, resp.StatusCode)
+		}
+		if code := p.stop(t); code != 0 {
+			t.Errorf("run %d: exit %d after SIGTERM:\n%s", run+1, code, p.output())
+		}
+	}
+	if passwords[0] != passwords[1] {
+		t.Errorf("the second start changed the demo password (%q → %q)", passwords[0], passwords[1])
 	}
 }

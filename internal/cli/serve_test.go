@@ -115,7 +115,19 @@ func (sw *serveWorld) startServe(t testing.TB, dataDir string, args ...string) *
 // once; p.listening says when it listens, p.done when it exits.
 func spawnServe(t testing.TB, env []string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(zhizhiBinary(t), append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+	return spawnZhizhi(t, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
+}
+
+// spawnDemoServe starts `zhizhi demo --serve` like spawnServe.
+func spawnDemoServe(t testing.TB, env []string) *serveProc {
+	t.Helper()
+	return spawnZhizhi(t, env, "demo", "--serve")
+}
+
+// spawnZhizhi starts zhizhi with args, for a command that serves HTTP.
+func spawnZhizhi(t testing.TB, env []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(zhizhiBinary(t), args...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "ZHIZHI_") || strings.HasPrefix(kv, "TMPDIR=")
 	}), env...)
