@@ -51,7 +51,9 @@ var ErrConfigInvalid = errors.New("configuration has errors")
 // configuration generation, which tells running serve processes to read
 // the files again. Either everything is written or
 // nothing: a bundle with lint errors, or a local_dept_id missing from
-// local_department, writes nothing.
+// local_department, writes nothing. A field a person changed in the console
+// (a target_override) keeps its value: YAML is the template, the database
+// the runtime truth.
 func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 	var rep SyncReport
 	if errs := Errors(b.Problems); len(errs) > 0 {
@@ -114,6 +116,10 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 				if t.Dept != nil {
 					id := deptIDs[t.Dept]
 					tm.SiteDepartmentID = &id
+				}
+				// What a person changed in the console wins over the files.
+				if _, err := tx.ApplyTargetOverrides(ctx, tm); err != nil {
+					return fmt.Errorf("%s: target %s: %w", t.Pos, t.TargetCode, err)
 				}
 				_, changed, err := tx.UpsertTarget(ctx, tm)
 				if err != nil {
