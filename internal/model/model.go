@@ -140,13 +140,13 @@ type Target struct {
 	// (mapped, city_level, cross_dept, external_ref); for a target under a
 	// site department it is the department's. Empty only for a row no sync
 	// has written since the column was added.
-	DeptBinding string
-	RegistryID  *int64 // the column registry row a subscribed target was made from
-	CreatedBy   string // the actor who created a console target; empty for YAML
-	LastCrawledAt       *time.Time
-	LastArticleTime     *time.Time
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	DeptBinding     string
+	RegistryID      *int64 // the column registry row a subscribed target was made from
+	CreatedBy       string // the actor who created a console target; empty for YAML
+	LastCrawledAt   *time.Time
+	LastArticleTime *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // Department is a row of local_department, a snapshot of the OA subset
