@@ -241,6 +241,7 @@ type ColumnRegistry struct {
 	ID                 int64
 	AdapterID          string
 	SiteID             int64
+	SiteDepartmentID   *int64 // the dept whose index listed it; nil keeps the stored one
 	ColumnID           string
 	ColumnName         string
 	ColumnPath         string

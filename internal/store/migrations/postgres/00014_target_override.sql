@@ -30,7 +30,12 @@ UPDATE crawl_target t SET dept_binding = d.dept_binding FROM site_department d
     WHERE d.id = t.site_department_id AND d.dept_binding <> 'pending';
 UPDATE crawl_target SET dept_binding = 'mapped' WHERE site_department_id IS NULL AND dept_id IS NOT NULL;
 
+-- The site department whose index listed the column: a column subscribed
+-- from the catalog becomes a target under it and takes its binding.
+ALTER TABLE master_column_registry ADD COLUMN site_department_id bigint REFERENCES site_department (id);
+
 -- +goose Down
+ALTER TABLE master_column_registry DROP COLUMN site_department_id;
 ALTER TABLE crawl_target DROP COLUMN created_by;
 ALTER TABLE crawl_target DROP COLUMN registry_id;
 ALTER TABLE crawl_target DROP COLUMN dept_binding;
