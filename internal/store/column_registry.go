@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"zhizhi/internal/model"
@@ -237,6 +239,11 @@ func (s *Store) ColumnTagCounts(ctx context.Context, f ColumnFilter) ([]TagCount
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("column tag counts: %w", err)
 	}
+	// Ties by tag in byte order, the same on both dialects whatever the
+	// server's collation.
+	slices.SortStableFunc(out, func(a, b TagCount) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Tag, b.Tag))
+	})
 	return out, nil
 }
 
