@@ -55,7 +55,7 @@ func TestDryRunGate(t *testing.T) {
 			t.Fatalf("refused target was saved: %v", err)
 		}
 		if es := audit(t, st, in.TargetCode); len(es) != 0 {
-			t.Errorf("refused target has audit entries %+v", es)
+			t.Errorf("refused target has audit entries:%s", auditLines(es))
 		}
 
 		// Fixed: a real article of the column.
@@ -77,7 +77,7 @@ func TestDryRunGate(t *testing.T) {
 			t.Errorf("saved target source %q created_by %q dept %v, want admin by user:alice, dept 2403", tg.Source, tg.CreatedBy, tg.DeptID)
 		}
 		if es := audit(t, st, in.TargetCode); len(es) != 1 || es[0].Action != "target.create" || es[0].Actor != "user:alice" || es[0].Before != nil {
-			t.Errorf("audit %+v, want one target.create by user:alice with no before", es)
+			t.Errorf("audit:%s\nwant one target.create by user:alice with no before", auditLines(es))
 		}
 
 		// Updating a YAML target to a sample the template cannot read is

@@ -101,6 +101,15 @@ func audit(t *testing.T, st *store.Store, code string) []store.AuditEntry {
 	return es
 }
 
+// auditLines renders entries for a failure message.
+func auditLines(es []store.AuditEntry) string {
+	var b strings.Builder
+	for _, e := range es {
+		b.WriteString("\n  " + e.Action + " by " + e.Actor + " detail=" + e.Detail + " before=" + string(e.Before) + " after=" + string(e.After))
+	}
+	return b.String()
+}
+
 // enabledIn reads "enabled" out of an audit entry's before or after.
 func enabledIn(t *testing.T, raw json.RawMessage) bool {
 	t.Helper()
@@ -181,7 +190,7 @@ func TestSyncKeepsConsoleChanges(t *testing.T) {
 		es := audit(t, st, "county_zcwj")
 		if len(es) != 2 || es[0].Action != "target.update" || es[0].Actor != "user:bob" ||
 			es[1].Action != "target.disable" || es[1].Actor != "user:alice" || es[1].Detail != "栏目改版" {
-			t.Fatalf("audit = %+v, want target.disable by user:alice (栏目改版) then target.update by user:bob", es)
+			t.Fatalf("audit:%s\nwant target.disable by user:alice (栏目改版) then target.update by user:bob", auditLines(es))
 		}
 		if !enabledIn(t, es[1].Before) || enabledIn(t, es[1].After) {
 			t.Errorf("disable audit before %s after %s, want enabled true → false", es[1].Before, es[1].After)
@@ -238,7 +247,7 @@ func TestRevertGoesBackToYAML(t *testing.T) {
 		}
 		es := audit(t, st, "county_zcwj")
 		if es[0].Action != "target.revert" || es[0].Actor != "user:carol" || enabledIn(t, es[0].Before) || !enabledIn(t, es[0].After) {
-			t.Errorf("last audit %+v, want target.revert by user:carol, enabled false → true", es[0])
+			t.Errorf("last audit:%s\nwant target.revert by user:carol, enabled false → true", auditLines(es[:1]))
 		}
 
 		refused := []struct{ name, code, field string }{
@@ -372,7 +381,7 @@ func TestInputChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(es) != 1 || es[0].ObjectID != "county_x" || es[0].Action != "target.create" {
-			t.Errorf("audit %+v, want only the good target's creation", es)
+			t.Errorf("audit:%s\nwant only the good target's creation", auditLines(es))
 		}
 
 		// An update is checked the same way, and the template of a CMS

@@ -126,7 +126,7 @@ func TestSubscribe(t *testing.T) {
 				t.Errorf("%s: schedule %q, want a weekly cron in the night window", tt.code, tg.ScheduleCron)
 			}
 			if es := audit(t, st, tt.code); len(es) != 1 || es[0].Action != "target.subscribe" || es[0].Actor != "user:alice" {
-				t.Errorf("%s: audit %+v, want one target.subscribe by user:alice", tt.code, es)
+				t.Errorf("%s: audit:%s\nwant one target.subscribe by user:alice", tt.code, auditLines(es))
 			}
 		}
 
