@@ -411,3 +411,30 @@ func TestInputChecks(t *testing.T) {
 		}
 	})
 }
+
+// TestUpdateWithoutChangeOrSave: a patch that changes nothing writes
+// nothing, and a preview shows the change without saving it.
+func TestUpdateWithoutChangeOrSave(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		setUp(t, st)
+		svc := &target.Service{Store: st}
+		res, err := svc.Update(ctx, "county_gzbg", target.Patch{ExpectedCadenceDays: ptr(365), ChannelName: ptr("政府工作报告")}, "user:alice")
+		if err != nil || res.Saved || len(res.Changed) != 0 {
+			t.Errorf("no-change update: %v saved=%v changed=%v, want nothing saved", err, res.Saved, res.Changed)
+		}
+		res, err = svc.PreviewUpdate(ctx, "county_gzbg", target.Patch{ExpectedCadenceDays: ptr(180)})
+		if err != nil || res.Saved || res.Target.ExpectedCadenceDays != 180 || len(res.Changed) != 1 {
+			t.Errorf("preview: %v %+v, want the change shown and not saved", err, res)
+		}
+		if tg := mustTarget(t, st, "county_gzbg"); tg.ExpectedCadenceDays != 365 {
+			t.Errorf("preview saved cadence %d", tg.ExpectedCadenceDays)
+		}
+		if p := provenance(t, svc, "county_gzbg"); p[model.FieldExpectedCadenceDays].Source != target.FromYAML {
+			t.Errorf("no-change update or preview left an override")
+		}
+		if es := audit(t, st, "county_gzbg"); len(es) != 0 {
+			t.Errorf("audit:%s\nwant none", auditLines(es))
+		}
+	})
+}
