@@ -183,3 +183,17 @@ func (s *Service) siteDepartment(ctx context.Context, siteID int64, path string)
 func columnEntryURL(site *model.Site, deptPath, columnID string) string {
 	return strings.TrimRight(site.BaseURL, "/") + "/" + deptPath + "/gkmlpt/index#" + columnID
 }
+
+// deptNotReady says why no column may be added under dept yet, or "": its
+// binding must be chosen (pending is refused) and its gkmlpt entry must
+// have been found by a probe, so columns are never hung on a department
+// whose CMS pages were not seen.
+func deptNotReady(dept *model.SiteDepartment) string {
+	switch {
+	case dept.DeptBinding == model.BindingPending:
+		return fmt.Sprintf("站点部门 %s 的绑定仍是 pending（待确认）：先选定 mapped、city_level、cross_dept 或 external_ref", dept.DeptPath)
+	case dept.DetectStatus != model.DetectOK:
+		return fmt.Sprintf("站点部门 %s 的探测状态是 %s，不是 ok：先探测成功（抓取一次该部门）再添加栏目", dept.DeptPath, dept.DetectStatus)
+	}
+	return ""
+}

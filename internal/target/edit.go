@@ -148,8 +148,8 @@ func (s *Service) buildCMSTarget(ctx context.Context, p *problems, site *model.S
 	case dept == nil:
 		p.add("dept_path", "站点 %s 没有部门路径 %q：先在站点部门里添加它", site.SiteCode, in.DeptPath)
 		return
-	case dept.DeptBinding == model.BindingPending:
-		p.add("dept_path", "站点部门 %s 的绑定仍是 pending（待确认）：先选定 mapped、city_level、cross_dept 或 external_ref", in.DeptPath)
+	case deptNotReady(dept) != "":
+		p.add("dept_path", "%s", deptNotReady(dept))
 		return
 	}
 	tg.SiteDepartmentID = &dept.ID

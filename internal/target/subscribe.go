@@ -119,8 +119,8 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	if err != nil {
 		return nil, "", err
 	}
-	if dept.DeptBinding == model.BindingPending {
-		return nil, fmt.Sprintf("站点部门 %s 的绑定仍是 pending（待确认）：先选定 mapped、city_level、cross_dept 或 external_ref", dept.DeptPath), nil
+	if why := deptNotReady(dept); why != "" {
+		return nil, why, nil
 	}
 	site, err := s.Store.SiteByID(ctx, e.SiteID)
 	if err != nil {

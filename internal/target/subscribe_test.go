@@ -15,7 +15,8 @@ import (
 
 // catalog puts columns of the qingcheng site into the registry the way a
 // crawl of each department's index does, and returns their ids by column.
-// qcjyj is a department nobody has bound yet.
+// qcjyj is a department nobody has bound yet, qcxx one whose CMS pages
+// were never found; the others were probed.
 func catalog(t *testing.T, st *store.Store) map[string]int64 {
 	t.Helper()
 	ctx := context.Background()
@@ -24,8 +25,12 @@ func catalog(t *testing.T, st *store.Store) map[string]int64 {
 		t.Fatal(err)
 	}
 	if err := st.WithTx(ctx, func(tx *store.Tx) error {
-		_, _, err := tx.UpsertSiteDepartment(ctx, &model.SiteDepartment{SiteID: site.ID, DeptPath: "qcjyj",
-			DeptBinding: model.BindingPending, DeptDisplayName: "清城区教育局", DetectStatus: model.DetectOK, Enabled: true})
+		if _, _, err := tx.UpsertSiteDepartment(ctx, &model.SiteDepartment{SiteID: site.ID, DeptPath: "qcjyj",
+			DeptBinding: model.BindingPending, DeptDisplayName: "清城区教育局", DetectStatus: model.DetectOK, Enabled: true}); err != nil {
+			return err
+		}
+		_, _, err := tx.UpsertSiteDepartment(ctx, &model.SiteDepartment{SiteID: site.ID, DeptPath: "qcxx",
+			DeptBinding: model.BindingCrossDept, DetectStatus: model.DetectPending, Enabled: true})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -37,6 +42,11 @@ func catalog(t *testing.T, st *store.Store) map[string]int64 {
 	deptID := map[string]int64{}
 	for _, d := range depts {
 		deptID[d.DeptPath] = d.ID
+		if d.DeptPath == "qcfgw" || d.DeptPath == "xxgk" {
+			if err := st.RecordProbe(ctx, d.ID, model.DetectOK, time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	cols := []struct {
 		dept, id, name string
@@ -47,6 +57,7 @@ func catalog(t *testing.T, st *store.Store) map[string]int64 {
 		{"qcfgw", "2849", "规章文件", []string{"法规"}}, // the files declare it already
 		{"xxgk", "90002", "政府公报", []string{"公报", "法规"}},
 		{"qcjyj", "4001", "教育动态", []string{"教育"}},
+		{"qcxx", "5001", "司法动态", []string{"司法"}},
 	}
 	out := map[string]int64{}
 	for _, c := range cols {
@@ -144,7 +155,11 @@ func TestSubscribe(t *testing.T) {
 		if !errors.Is(err, target.ErrInvalid) || !strings.Contains(err.Error(), "教育动态") || !strings.Contains(err.Error(), "pending") {
 			t.Fatalf("subscribe with a pending department: %v, want a refusal naming 教育动态 and pending", err)
 		}
-		for _, code := range []string{"qingcheng_qcfgw_3002", "qingcheng_qcjyj_4001"} {
+		_, err = svc.Subscribe(ctx, []int64{reg["5001"]}, defaults, "user:alice")
+		if !errors.Is(err, target.ErrInvalid) || !strings.Contains(err.Error(), "司法动态") || !strings.Contains(err.Error(), "探测") {
+			t.Fatalf("subscribe under a department never probed: %v, want a refusal naming 司法动态 and the probe", err)
+		}
+		for _, code := range []string{"qingcheng_qcfgw_3002", "qingcheng_qcjyj_4001", "qingcheng_qcxx_5001"} {
 			if _, err := st.TargetByCode(ctx, code); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("refused batch wrote %s: %v", code, err)
 			}
@@ -163,8 +178,8 @@ func TestSubscribe(t *testing.T) {
 		if mustTarget(t, st, "qingcheng_qcfgw_3001").Enabled {
 			t.Errorf("unsubscribed column's target still enabled")
 		}
-		if got := columnIDs(t, st, store.ColumnFilter{UnsubscribedOnly: true}); got != "3001 3002 4001" {
-			t.Errorf("unsubscribed columns %q, want 3001 3002 4001", got)
+		if got := columnIDs(t, st, store.ColumnFilter{UnsubscribedOnly: true}); got != "3001 3002 4001 5001" {
+			t.Errorf("unsubscribed columns %q, want 3001 3002 4001 5001", got)
 		}
 		subs, err = svc.Subscribe(ctx, []int64{reg["3001"]}, defaults, "user:carol")
 		if err != nil || statuses(subs)["3001"] != target.StatusReenabled || !mustTarget(t, st, "qingcheng_qcfgw_3001").Enabled {
@@ -197,11 +212,11 @@ func TestColumnCatalogFilters(t *testing.T) {
 			filter store.ColumnFilter
 			want   string
 		}{
-			{"site name part", store.ColumnFilter{Site: "清城区"}, "2849 3001 3002 4001 90002"},
-			{"site code in capitals", store.ColumnFilter{Site: "QINGCHENG"}, "2849 3001 3002 4001 90002"},
+			{"site name part", store.ColumnFilter{Site: "清城区"}, "2849 3001 3002 4001 5001 90002"},
+			{"site code in capitals", store.ColumnFilter{Site: "QINGCHENG"}, "2849 3001 3002 4001 5001 90002"},
 			{"no such site", store.ColumnFilter{Site: "清新"}, ""},
 			{"a percent sign matches itself", store.ColumnFilter{Site: "%"}, ""},
-			{"adapter", store.ColumnFilter{AdapterID: "gkmlpt"}, "2849 3001 3002 4001 90002"},
+			{"adapter", store.ColumnFilter{AdapterID: "gkmlpt"}, "2849 3001 3002 4001 5001 90002"},
 			{"other adapter", store.ColumnFilter{AdapterID: "trs"}, ""},
 			{"admin level", store.ColumnFilter{AdminLevel: "city"}, ""},
 			{"tag", store.ColumnFilter{Tag: "法规"}, "2849 90002"},
@@ -231,7 +246,7 @@ func TestColumnCatalogFilters(t *testing.T) {
 		for _, c := range counts {
 			cloud = append(cloud, c.Tag+":"+string(rune('0'+c.Count)))
 		}
-		if got := strings.Join(cloud, " "); got != "法规:2 价格:1 公报:1 教育:1 财政:1" {
+		if got := strings.Join(cloud, " "); got != "法规:2 价格:1 公报:1 司法:1 教育:1 财政:1" {
 			t.Errorf("tag cloud %q, want 法规:2 first, then the rest by tag", got)
 		}
 		counts, err = st.ColumnTagCounts(ctx, store.ColumnFilter{SubscribedOnly: true})
