@@ -285,8 +285,10 @@ func printTargets(w io.Writer, rows []targetRow) error {
 	return err
 }
 
-// cliActor names the person at the terminal in the audit trail.
-func cliActor() string {
+// terminalActor names the person at the terminal in the audit trail. It is
+// the same as cliActor of the user commands, kept apart so that the two
+// branches build alone; merged, one of them goes.
+func terminalActor() string {
 	name := ""
 	if u, err := user.Current(); err == nil {
 		name = u.Username
@@ -360,7 +362,7 @@ func setTargetEnabled(cmd *cobra.Command, code string, enabled bool, reason stri
 	if err != nil {
 		return targetChangeError(verb, err)
 	}
-	tg, err := targetService(st).SetEnabled(ctx, code, enabled, reason, cliActor())
+	tg, err := targetService(st).SetEnabled(ctx, code, enabled, reason, terminalActor())
 	if err != nil {
 		return targetChangeError(verb, err)
 	}
@@ -393,7 +395,7 @@ again; the next ` + "`zhizhi config sync`" + ` then follows the file. FIELD is o
 				return err
 			}
 			defer st.Close()
-			tg, err := targetService(st).Revert(ctx, args[0], args[1], cliActor())
+			tg, err := targetService(st).Revert(ctx, args[0], args[1], terminalActor())
 			if err != nil {
 				return targetChangeError("revert", err)
 			}
