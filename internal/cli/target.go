@@ -285,9 +285,7 @@ func printTargets(w io.Writer, rows []targetRow) error {
 	return err
 }
 
-// terminalActor names the person at the terminal in the audit trail. It is
-// the same as cliActor of the user commands, kept apart so that the two
-// branches build alone; merged, one of them goes.
+// terminalActor names the person at the terminal in the audit trail.
 func terminalActor() string {
 	name := ""
 	if u, err := user.Current(); err == nil {
