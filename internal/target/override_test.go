@@ -43,15 +43,17 @@ func setUp(t *testing.T, st *store.Store) string {
 	return dir
 }
 
-func syncDir(t *testing.T, st *store.Store, dir string) {
+func syncDir(t *testing.T, st *store.Store, dir string) config.SyncReport {
 	t.Helper()
 	b, ps := config.Load(dir)
 	if config.HasErrors(ps) {
 		t.Fatalf("config: %v", config.Errors(ps))
 	}
-	if _, err := config.Sync(context.Background(), st, b); err != nil {
+	rep, err := config.Sync(context.Background(), st, b)
+	if err != nil {
 		t.Fatal(err)
 	}
+	return rep
 }
 
 // editFile replaces old with new in a config file, failing when old is not
@@ -147,7 +149,11 @@ func TestSyncKeepsConsoleChanges(t *testing.T) {
 		site := filepath.Join(dir, "sites", "county.yaml")
 		editFile(t, site, "channel_name: 政策文件\n", "channel_name: 政策文件库\n")
 		editFile(t, site, "expected_cadence_days: 7\n", "expected_cadence_days: 14\n")
-		syncDir(t, st, dir)
+		rep := syncDir(t, st, dir)
+		// enabled, schedule_cron and expected_cadence_days
+		if rep.OverridesKept != 3 || !strings.Contains(rep.String(), "3 setting(s) changed by a person kept") {
+			t.Errorf("sync report %q (kept %d), want it to say 3 settings were kept", rep.String(), rep.OverridesKept)
+		}
 
 		tg := mustTarget(t, st, "county_zcwj")
 		if tg.Enabled || tg.ScheduleCron != "30 3 * * *" || tg.ExpectedCadenceDays != 10 {
