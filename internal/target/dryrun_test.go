@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"zhizhi/internal/crawl"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
@@ -112,6 +113,22 @@ func TestDryRunGate(t *testing.T) {
 		}
 		if _, err := st.TargetByCode(ctx, in3.TargetCode); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("unchecked target was saved")
+		}
+
+		// Someone else switches the target off while its dry-run runs: the
+		// update is refused rather than saving over that change unseen.
+		real := w.Crawler(nil).Validate
+		racing := &target.Service{Store: st, Validate: func(ctx context.Context, site *model.Site, tg *model.Target, entry, sample string) (*crawl.Validation, error) {
+			if _, err := svc.SetEnabled(ctx, "lianzhou_zcwj", false, "", "user:carol"); err != nil {
+				return nil, err
+			}
+			return real(ctx, site, tg, entry, sample)
+		}}
+		if _, err := racing.Update(ctx, "lianzhou_zcwj", target.Patch{ExpectedCadenceDays: ptr(9)}, "user:bob"); !errors.Is(err, target.ErrConflict) {
+			t.Errorf("update racing another change: %v, want ErrConflict", err)
+		}
+		if tg := mustTarget(t, st, "lianzhou_zcwj"); tg.Enabled || tg.ExpectedCadenceDays == 9 {
+			t.Errorf("after the race: enabled %v cadence %d, want carol's change kept and bob's refused", tg.Enabled, tg.ExpectedCadenceDays)
 		}
 
 		// Preview runs the dry-run and saves nothing.

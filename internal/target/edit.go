@@ -206,6 +206,15 @@ func (s *Service) update(ctx context.Context, code string, patch Patch, actor st
 		return res, err
 	}
 	err = s.Store.WithTx(ctx, func(tx *store.Tx) error {
+		// The dry-run takes seconds; a change saved meanwhile by someone
+		// else must not be overwritten unseen.
+		now, err := tx.TargetByCode(ctx, code)
+		if err != nil {
+			return err
+		}
+		if !now.UpdatedAt.Equal(before.UpdatedAt) {
+			return fmt.Errorf("target %s: %w", code, ErrConflict)
+		}
 		if _, _, err := tx.UpsertTarget(ctx, after); err != nil {
 			return err
 		}

@@ -43,6 +43,9 @@ var (
 	ErrDryRunFailed = errors.New("dry-run not green: not saved")
 	// ErrNotFound: no target (or catalog column) with that code or id.
 	ErrNotFound = store.ErrNotFound
+	// ErrConflict: someone else saved the target while this change was
+	// being checked; reload it and try again.
+	ErrConflict = errors.New("the target was changed by someone else meanwhile: reload it and try again")
 )
 
 // FieldError is one refused input.
