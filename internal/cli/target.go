@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/user"
 	"strconv"
 	"strings"
 
@@ -12,6 +16,7 @@ import (
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
+	"zhizhi/internal/target"
 )
 
 func init() { register(newTargetCmd) }
@@ -19,9 +24,9 @@ func init() { register(newTargetCmd) }
 func newTargetCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "target",
-		Short: "Show the crawl targets in the database (crawl_target)",
+		Short: "Show the crawl targets in the database (crawl_target) and switch them on or off",
 	}
-	cmd.AddCommand(newTargetListCmd())
+	cmd.AddCommand(newTargetListCmd(), newTargetEnableCmd(), newTargetDisableCmd(), newTargetRevertCmd())
 	return cmd
 }
 
@@ -41,8 +46,12 @@ type targetRow struct {
 	// site department must all be enabled (docs/config.md).
 	Crawled    bool   `json:"crawled"`
 	DisabledBy string `json:"disabled_by,omitempty"` // target | site | dept
-	Source     string `json:"source"`
-	EntryURL   string `json:"entry_url"`
+	// EnabledFrom says where the target's own enabled comes from: yaml,
+	// override (a person switched it, EnabledBy) or console.
+	EnabledFrom string `json:"enabled_from"`
+	EnabledBy   string `json:"enabled_by,omitempty"`
+	Source      string `json:"source"`
+	EntryURL    string `json:"entry_url"`
 }
 
 func newTargetListCmd() *cobra.Command {
@@ -62,12 +71,14 @@ dept is the department binding: "mapped <dept_id> <department name>" for a
 column owned by a local department (the name comes from local_department,
 see ` + "`zhizhi dept import`" + `), or the badge of a column with no local
 department: city_level 市本级, cross_dept 跨部门, external_ref 外部参考. A
-template site's target keeps no binding in the database, only dept_id, so
-one without dept_id is shown as external_ref on a reference site and as
-"none 无本地部门" on a local site.
+target no sync has written since it learned to keep its binding shows
+"none 无本地部门" when it has no dept_id on a local site.
 
 enabled is "yes" when the target will be crawled, otherwise "no" and what
-is switched off: the target itself, its site, or its site department.`,
+is switched off: the target itself, its site, or its site department. A
+target someone switched with ` + "`zhizhi target enable|disable`" + ` or in the console
+says who ("set by cli:alice"); ` + "`config sync`" + ` keeps that until
+` + "`zhizhi target revert CODE enabled`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -140,6 +151,14 @@ func targetRows(ctx context.Context, st *store.Store, siteCode string) ([]target
 	if err != nil {
 		return nil, err
 	}
+	enabledBy := map[int64]string{}
+	overrides, err := st.ListTargetOverrides(ctx, model.FieldEnabled)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overrides {
+		enabledBy[o.TargetID] = o.ChangedBy
+	}
 
 	rows := make([]targetRow, 0, len(targets))
 	for _, t := range targets {
@@ -161,8 +180,18 @@ func targetRows(ctx context.Context, st *store.Store, siteCode string) ([]target
 			r.DeptPath = d.DeptPath
 			r.DeptBinding = d.DeptBinding
 			deptEnabled = d.Enabled
+		} else if t.DeptBinding != "" {
+			r.DeptBinding = t.DeptBinding
 		} else {
 			r.DeptBinding = templateBinding(t.DeptID, site.SiteRole)
+		}
+		switch by, ok := enabledBy[t.ID]; {
+		case ok && t.Source == model.SourceYAML:
+			r.EnabledFrom, r.EnabledBy = target.FromOverride, by
+		case t.Source == model.SourceYAML:
+			r.EnabledFrom = target.FromYAML
+		default:
+			r.EnabledFrom, r.EnabledBy = target.FromConsole, cmp.Or(by, t.CreatedBy)
 		}
 		if t.DeptID != nil {
 			r.DeptName = localName[*t.DeptID]
@@ -183,8 +212,8 @@ func targetRows(ctx context.Context, st *store.Store, siteCode string) ([]target
 }
 
 // bindingNone marks a template-site target on a local site without a
-// dept_id: the database does not say whether it was city_level or
-// cross_dept in the YAML, only that no local department owns it.
+// dept_id and without a stored binding (a row written before targets kept
+// theirs): only that no local department owns it is known.
 const bindingNone = "none"
 
 // templateBinding derives the binding of a template-site target, which has
@@ -228,10 +257,14 @@ func (r targetRow) deptCell() string {
 }
 
 func (r targetRow) enabledCell() string {
-	if r.Crawled {
-		return "yes"
+	cell := "yes"
+	if !r.Crawled {
+		cell = "no (" + r.DisabledBy + ")"
 	}
-	return "no (" + r.DisabledBy + ")"
+	if r.EnabledFrom == target.FromOverride {
+		cell += " set by " + r.EnabledBy
+	}
+	return cell
 }
 
 func printTargets(w io.Writer, rows []targetRow) error {
@@ -250,4 +283,123 @@ func printTargets(w io.Writer, rows []targetRow) error {
 	}
 	_, err := fmt.Fprintf(w, "%d targets on %d sites, %d enabled\n", len(rows), len(sites), crawled)
 	return err
+}
+
+// terminalActor names the person at the terminal in the audit trail.
+func terminalActor() string {
+	name := ""
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return "cli:" + cmp.Or(name, os.Getenv("USER"), "unknown")
+}
+
+// targetService changes targets from the command line; switching on and
+// off and reverting never need the dry-run.
+func targetService(st *store.Store) *target.Service { return &target.Service{Store: st} }
+
+// targetChangeError turns a refused change into its exit: 1 with the
+// message, naming what to do.
+func targetChangeError(verb string, err error) error {
+	return exitCode(1, "target "+verb+": "+err.Error())
+}
+
+func newTargetEnableCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "enable CODE",
+		Short: "Switch a target on; config sync keeps it on until reverted",
+		Long: `Enable switches the target on. For a target declared in config/sites, this is a
+change over the file that ` + "`zhizhi config sync`" + ` keeps; ` + "`zhizhi target revert CODE enabled`" + `
+gives it back to the file. The change is recorded in the audit trail under
+cli:<your user name>.`,
+		Example: `  zhizhi target enable lianzhou_tzgg`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return setTargetEnabled(cmd, args[0], true, reason)
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit trail")
+	return cmd
+}
+
+func newTargetDisableCmd() *cobra.Command {
+	var reason string
+	cmd := &cobra.Command{
+		Use:   "disable CODE [--reason TEXT]",
+		Short: "Switch a target off; config sync keeps it off until reverted",
+		Long: `Disable stops crawling the target; its articles and history stay. For a target
+declared in config/sites, this is a change over the file that ` + "`zhizhi config sync`" + `
+keeps; ` + "`zhizhi target revert CODE enabled`" + ` gives it back to the file. The change
+and the reason are recorded in the audit trail under cli:<your user name>.`,
+		Example: `  zhizhi target disable lianzhou_tzgg --reason "栏目改版，待更新选择器"`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return setTargetEnabled(cmd, args[0], false, reason)
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the audit trail")
+	return cmd
+}
+
+func setTargetEnabled(cmd *cobra.Command, code string, enabled bool, reason string) error {
+	verb := "disable"
+	if enabled {
+		verb = "enable"
+	}
+	ctx := cmd.Context()
+	st, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	before, err := st.TargetByCode(ctx, code)
+	if errors.Is(err, store.ErrNotFound) {
+		return exitCode(1, fmt.Sprintf("target %s: %q is not in the database — see `zhizhi target list`", verb, code))
+	}
+	if err != nil {
+		return targetChangeError(verb, err)
+	}
+	tg, err := targetService(st).SetEnabled(ctx, code, enabled, reason, terminalActor())
+	if err != nil {
+		return targetChangeError(verb, err)
+	}
+	out := cmd.OutOrStdout()
+	switch {
+	case before.Enabled == tg.Enabled:
+		fmt.Fprintf(out, "%s is already %sd; nothing changed\n", code, verb)
+	case tg.Source == model.SourceYAML:
+		fmt.Fprintf(out, "%s %sd; config sync keeps this until `zhizhi target revert %s enabled`\n", code, verb, code)
+	default:
+		fmt.Fprintf(out, "%s %sd\n", code, verb)
+	}
+	return nil
+}
+
+func newTargetRevertCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "revert CODE FIELD",
+		Short: "Give a field of a YAML target back to what config/sites says",
+		Long: `Revert forgets a change someone made over a target's site file (in the console,
+or with ` + "`zhizhi target enable|disable`" + `) and sets the field to the file's value
+again; the next ` + "`zhizhi config sync`" + ` then follows the file. FIELD is one of:
+` + strings.Join(model.TargetFields, ", ") + `.`,
+		Example: `  zhizhi target revert lianzhou_tzgg enabled`,
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			st, err := openStore(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			tg, err := targetService(st).Revert(ctx, args[0], args[1], terminalActor())
+			if err != nil {
+				return targetChangeError("revert", err)
+			}
+			v, _ := model.TargetFieldValue(tg, args[1])
+			fmt.Fprintf(cmd.OutOrStdout(), "%s %s is %q again, as config/sites says\n", args[0], args[1], v)
+			return nil
+		},
+	}
 }

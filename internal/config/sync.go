@@ -25,6 +25,7 @@ type SyncReport struct {
 	Depts           SyncCounts
 	Targets         SyncCounts
 	TargetsDisabled int // yaml targets gone from the files
+	OverridesKept   int // target fields a person changed, kept over the files
 }
 
 // String is the report as printed by `zhizhi config sync`.
@@ -35,8 +36,17 @@ func (r SyncReport) String() string {
 	return strings.Join([]string{
 		line("sites", r.Sites),
 		line("depts", r.Depts),
-		line("targets", r.Targets) + fmt.Sprintf(", %d disabled", r.TargetsDisabled),
+		line("targets", r.Targets) + fmt.Sprintf(", %d disabled", r.TargetsDisabled) + r.keptNote(),
 	}, "\n")
+}
+
+// keptNote tells whoever runs the sync that some target settings follow a
+// person's change, not the files, and where to see them.
+func (r SyncReport) keptNote() string {
+	if r.OverridesKept == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d setting(s) changed by a person kept over the files (see the console, or `zhizhi target list` for enabled)", r.OverridesKept)
 }
 
 // ErrConfigInvalid is returned by Sync for a bundle that lint rejects.
@@ -51,7 +61,9 @@ var ErrConfigInvalid = errors.New("configuration has errors")
 // configuration generation, which tells running serve processes to read
 // the files again. Either everything is written or
 // nothing: a bundle with lint errors, or a local_dept_id missing from
-// local_department, writes nothing.
+// local_department, writes nothing. A field a person changed in the console
+// (a target_override) keeps its value: YAML is the template, the database
+// the runtime truth.
 func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 	var rep SyncReport
 	if errs := Errors(b.Problems); len(errs) > 0 {
@@ -115,6 +127,12 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 					id := deptIDs[t.Dept]
 					tm.SiteDepartmentID = &id
 				}
+				// What a person changed in the console wins over the files.
+				kept, err := tx.ApplyTargetOverrides(ctx, tm)
+				if err != nil {
+					return fmt.Errorf("%s: target %s: %w", t.Pos, t.TargetCode, err)
+				}
+				rep.OverridesKept += len(kept)
 				_, changed, err := tx.UpsertTarget(ctx, tm)
 				if err != nil {
 					return fmt.Errorf("%s: target %s: %w", t.Pos, t.TargetCode, err)

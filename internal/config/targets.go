@@ -242,6 +242,7 @@ func (t TargetSpec) Model() *model.Target {
 		ExpectedCadenceDays: t.ExpectedCadenceDays,
 		Enabled:             t.Enabled,
 		Source:              model.SourceYAML,
+		DeptBinding:         t.DeptBinding,
 	}
 	if t.Site != nil {
 		m.IntervalSec = t.Site.RateIntervalSec

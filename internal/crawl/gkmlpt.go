@@ -90,7 +90,7 @@ func (j *job) gkmlptIndex(ctx context.Context, a *config.Adapter, dept *model.Si
 			break
 		}
 		reg := &model.ColumnRegistry{
-			AdapterID: a.AdapterID, SiteID: j.site.ID, ColumnID: col.ID, ColumnName: col.Name,
+			AdapterID: a.AdapterID, SiteID: j.site.ID, SiteDepartmentID: &dept.ID, ColumnID: col.ID, ColumnName: col.Name,
 			ColumnPath: col.Path, AdminLevel: adminLevel(j.site.SiteRole), PostCount: col.PostCount,
 			LastSeenAt: now, Active: true, TopicTags: j.c.Bundle.Topics.Tags(col.Name),
 		}
@@ -152,7 +152,7 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 			found = true
 			tid := j.target.ID
 			reg := &model.ColumnRegistry{
-				AdapterID: a.AdapterID, SiteID: j.site.ID, ColumnID: col.ID, ColumnName: col.Name,
+				AdapterID: a.AdapterID, SiteID: j.site.ID, SiteDepartmentID: &dept.ID, ColumnID: col.ID, ColumnName: col.Name,
 				ColumnPath: col.Path, AdminLevel: adminLevel(j.site.SiteRole), PostCount: col.PostCount,
 				LastSeenAt: j.c.now(), Active: true, SubscribedTargetID: &tid, TopicTags: j.c.Bundle.Topics.Tags(col.Name),
 			}

@@ -62,6 +62,10 @@ func TestColumnRegistry(t *testing.T) {
 			t.Errorf("column %s: %+v", tg.ColumnID, c)
 		case c.SubscribedTargetID == nil || *c.SubscribedTargetID != tg.ID:
 			t.Errorf("column %s not subscribed to target %d: %v", tg.ColumnID, tg.ID, c.SubscribedTargetID)
+		case c.SiteDepartmentID == nil || *c.SiteDepartmentID != *tg.SiteDepartmentID:
+			// The catalog subscribes a column under the department that
+			// listed it, so the registry must know which one that is.
+			t.Errorf("column %s: site department %v, want %d", tg.ColumnID, c.SiteDepartmentID, *tg.SiteDepartmentID)
 		}
 	}
 	// "规划计划 " (trailing space on the site) is stored trimmed and tagged.

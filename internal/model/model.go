@@ -136,10 +136,17 @@ type Target struct {
 	IntervalSec         int
 	Enabled             bool
 	Source              string // yaml | admin
-	LastCrawledAt       *time.Time
-	LastArticleTime     *time.Time
-	CreatedAt           time.Time
-	UpdatedAt           time.Time
+	// DeptBinding is the binding the target was declared or created with
+	// (mapped, city_level, cross_dept, external_ref); for a target under a
+	// site department it is the department's. Empty only for a row no sync
+	// has written since the column was added.
+	DeptBinding     string
+	RegistryID      *int64 // the column registry row a subscribed target was made from
+	CreatedBy       string // the actor who created a console target; empty for YAML
+	LastCrawledAt   *time.Time
+	LastArticleTime *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 // Department is a row of local_department, a snapshot of the OA subset
@@ -234,6 +241,7 @@ type ColumnRegistry struct {
 	ID                 int64
 	AdapterID          string
 	SiteID             int64
+	SiteDepartmentID   *int64 // the dept whose index listed it; nil keeps the stored one
 	ColumnID           string
 	ColumnName         string
 	ColumnPath         string

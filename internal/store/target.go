@@ -14,7 +14,8 @@ import (
 const targetColumns = `t.id, t.site_id, t.site_department_id, t.target_code, t.target_name, t.entry_url,
 	t.sample_article_url, t.dept_id, t.column_id, t.parser_override_json, t.channel_name, t.channel_path,
 	t.content_category, t.content_subcategory, t.schedule_cron, t.expected_cadence_days, t.interval_sec,
-	t.enabled, t.source, t.last_crawled_at, t.last_article_time, t.created_at, t.updated_at`
+	t.enabled, t.source, t.last_crawled_at, t.last_article_time, t.created_at, t.updated_at,
+	t.dept_binding, t.registry_id, t.created_by`
 
 func scanTarget(row interface{ Scan(...any) error }) (*model.Target, error) {
 	var t model.Target
@@ -23,7 +24,7 @@ func scanTarget(row interface{ Scan(...any) error }) (*model.Target, error) {
 		strCol{&t.ChannelName}, strCol{&t.ChannelPath}, strCol{&t.ContentCategory},
 		strCol{&t.ContentSubcategory}, strCol{&t.ScheduleCron}, &t.ExpectedCadenceDays, &t.IntervalSec,
 		&t.Enabled, &t.Source, nullTimeCol{&t.LastCrawledAt}, nullTimeCol{&t.LastArticleTime},
-		timeCol{&t.CreatedAt}, timeCol{&t.UpdatedAt})
+		timeCol{&t.CreatedAt}, timeCol{&t.UpdatedAt}, strCol{&t.DeptBinding}, &t.RegistryID, &t.CreatedBy)
 	if err != nil {
 		return nil, err
 	}
@@ -60,13 +61,14 @@ func (t *Tx) UpsertTarget(ctx context.Context, tg *model.Target) (id int64, chan
 			target_name, entry_url, sample_article_url, dept_id, column_id, parser_override_json,
 			channel_name, channel_path, content_category, content_subcategory, schedule_cron,
 			expected_cadence_days, interval_sec, enabled, source, last_crawled_at, last_article_time,
-			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			created_at, updated_at, dept_binding, registry_id, created_by)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			tg.SiteID, tg.SiteDepartmentID, tg.TargetCode, tg.TargetName, tg.EntryURL,
 			nullStr(tg.SampleArticleURL), tg.DeptID, nullStr(tg.ColumnID), jsonArg(tg.ParserOverride),
 			nullStr(tg.ChannelName), nullStr(tg.ChannelPath), nullStr(tg.ContentCategory),
 			nullStr(tg.ContentSubcategory), nullStr(tg.ScheduleCron), tg.ExpectedCadenceDays, tg.IntervalSec,
 			tg.Enabled, tg.Source, t.s.tsPtr(tg.LastCrawledAt), t.s.tsPtr(tg.LastArticleTime),
-			t.s.ts(now), t.s.ts(now))
+			t.s.ts(now), t.s.ts(now), nullStr(tg.DeptBinding), tg.RegistryID, tg.CreatedBy)
 		if err != nil {
 			return 0, false, fmt.Errorf("upsert target %s: %w", tg.TargetCode, err)
 		}
@@ -75,6 +77,8 @@ func (t *Tx) UpsertTarget(ctx context.Context, tg *model.Target) (id int64, chan
 	}
 	tg.ID, tg.CreatedAt = old.ID, old.CreatedAt
 	tg.LastCrawledAt, tg.LastArticleTime = old.LastCrawledAt, old.LastArticleTime
+	// Set once, when the row is made: a sync of the files knows neither.
+	tg.RegistryID, tg.CreatedBy = old.RegistryID, old.CreatedBy
 	if sameTarget(old, tg) {
 		tg.UpdatedAt = old.UpdatedAt
 		return old.ID, false, nil
@@ -82,11 +86,12 @@ func (t *Tx) UpsertTarget(ctx context.Context, tg *model.Target) (id int64, chan
 	_, err = t.c.exec(ctx, `UPDATE crawl_target SET site_id = ?, site_department_id = ?, target_name = ?,
 		entry_url = ?, sample_article_url = ?, dept_id = ?, column_id = ?, parser_override_json = ?,
 		channel_name = ?, channel_path = ?, content_category = ?, content_subcategory = ?, schedule_cron = ?,
-		expected_cadence_days = ?, interval_sec = ?, enabled = ?, source = ?, updated_at = ? WHERE id = ?`,
+		expected_cadence_days = ?, interval_sec = ?, enabled = ?, source = ?, dept_binding = ?, updated_at = ?
+		WHERE id = ?`,
 		tg.SiteID, tg.SiteDepartmentID, tg.TargetName, tg.EntryURL, nullStr(tg.SampleArticleURL), tg.DeptID,
 		nullStr(tg.ColumnID), jsonArg(tg.ParserOverride), nullStr(tg.ChannelName), nullStr(tg.ChannelPath),
 		nullStr(tg.ContentCategory), nullStr(tg.ContentSubcategory), nullStr(tg.ScheduleCron),
-		tg.ExpectedCadenceDays, tg.IntervalSec, tg.Enabled, tg.Source, t.s.ts(now), old.ID)
+		tg.ExpectedCadenceDays, tg.IntervalSec, tg.Enabled, tg.Source, nullStr(tg.DeptBinding), t.s.ts(now), old.ID)
 	if err != nil {
 		return 0, false, fmt.Errorf("upsert target %s: %w", tg.TargetCode, err)
 	}
@@ -105,7 +110,7 @@ func (t *Tx) deriveTargetDept(ctx context.Context, tg *model.Target) error {
 		if cmsAdapter != "" {
 			return fmt.Errorf("site %d uses CMS adapter %s, so the target needs a site department", tg.SiteID, cmsAdapter)
 		}
-		return nil
+		return templateBinding(tg)
 	}
 	var (
 		siteID      int64
@@ -123,10 +128,39 @@ func (t *Tx) deriveTargetDept(ctx context.Context, tg *model.Target) error {
 	switch binding {
 	case model.BindingPending:
 		return ErrPendingBinding
+	}
+	tg.DeptBinding = binding
+	switch binding {
 	case model.BindingMapped:
 		tg.DeptID = localDeptID
 	default:
 		tg.DeptID = nil
+	}
+	return nil
+}
+
+// templateBinding checks the binding of a target without a site
+// department against its dept_id: mapped names a department, the other
+// three none. A row written without a binding is mapped when it names a
+// department and stays unknown otherwise.
+func templateBinding(tg *model.Target) error {
+	switch tg.DeptBinding {
+	case "":
+		if tg.DeptID != nil {
+			tg.DeptBinding = model.BindingMapped
+		}
+	case model.BindingPending:
+		return ErrPendingBinding
+	case model.BindingMapped:
+		if tg.DeptID == nil {
+			return fmt.Errorf("dept_binding mapped needs a dept_id")
+		}
+	case model.BindingCityLevel, model.BindingCrossDept, model.BindingExternalRef:
+		if tg.DeptID != nil {
+			return fmt.Errorf("dept_binding %s takes no dept_id (%d)", tg.DeptBinding, *tg.DeptID)
+		}
+	default:
+		return fmt.Errorf("dept_binding %q is not one of mapped, city_level, cross_dept, external_ref", tg.DeptBinding)
 	}
 	return nil
 }
