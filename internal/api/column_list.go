@@ -19,12 +19,16 @@ func (h *handler) columnList(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if subscribed != nil && !*subscribed {
-		f.UnsubscribedOnly = true
+	if subscribed != nil {
+		f.SubscribedOnly, f.UnsubscribedOnly = *subscribed, !*subscribed
 	}
 	if active != nil && *active {
 		f.ActiveOnly = true
 	}
+	if siteID != nil {
+		f.SiteID = *siteID
+	}
+	f.AdapterID = adapter
 	cols, err := h.st.ListColumns(r.Context(), f)
 	if err != nil {
 		h.fail(w, r, err)
@@ -33,9 +37,7 @@ func (h *handler) columnList(w http.ResponseWriter, r *http.Request) {
 	out := list[columnView]{Items: []columnView{}}
 	for i := range cols {
 		c := &cols[i]
-		if (subscribed != nil && *subscribed && c.SubscribedTargetID == nil) ||
-			(active != nil && !*active && c.Active) ||
-			(siteID != nil && c.SiteID != *siteID) || (adapter != "" && c.AdapterID != adapter) {
+		if active != nil && !*active && c.Active { // retired columns only: no store filter for that
 			continue
 		}
 		out.Items = append(out.Items, columnOf(c))

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/user"
 	"strconv"
 	"strings"
 
@@ -285,15 +283,6 @@ func printTargets(w io.Writer, rows []targetRow) error {
 	return err
 }
 
-// terminalActor names the person at the terminal in the audit trail.
-func terminalActor() string {
-	name := ""
-	if u, err := user.Current(); err == nil {
-		name = u.Username
-	}
-	return "cli:" + cmp.Or(name, os.Getenv("USER"), "unknown")
-}
-
 // targetService changes targets from the command line; switching on and
 // off and reverting never need the dry-run.
 func targetService(st *store.Store) *target.Service { return &target.Service{Store: st} }
@@ -360,7 +349,7 @@ func setTargetEnabled(cmd *cobra.Command, code string, enabled bool, reason stri
 	if err != nil {
 		return targetChangeError(verb, err)
 	}
-	tg, err := targetService(st).SetEnabled(ctx, code, enabled, reason, terminalActor())
+	tg, err := targetService(st).SetEnabled(ctx, code, enabled, reason, cliActor())
 	if err != nil {
 		return targetChangeError(verb, err)
 	}
@@ -393,7 +382,7 @@ again; the next ` + "`zhizhi config sync`" + ` then follows the file. FIELD is o
 				return err
 			}
 			defer st.Close()
-			tg, err := targetService(st).Revert(ctx, args[0], args[1], terminalActor())
+			tg, err := targetService(st).Revert(ctx, args[0], args[1], cliActor())
 			if err != nil {
 				return targetChangeError("revert", err)
 			}
