@@ -25,13 +25,14 @@ const (
 	artJYJ      = "教育局招生通知"         // dept 41, raw, 2026-04-10
 	artProvince = "省政府营商环境文件"       // provincial reference site, no department, exported
 	artCity     = "市政府工作报告全文"       // local site, city level (no department)
+	artPrice    = "发改局价格监测通知"       // dept 37 too, another channel
 	artHostile  = "hostile-article" // planted by seedHostile
 )
 
 // hostileAttr is an attribute value that tries to leave its HTML attribute.
 const hostileAttr = `"><img src=x onerror=alert(1)>`
 
-// seedArticles stores four articles that between them differ in every
+// seedArticles stores five articles that between them differ in every
 // filter of the article list, and returns their ids by title.
 func seedArticles(t *testing.T, w *world) map[string]int64 {
 	t.Helper()
@@ -45,6 +46,7 @@ func seedArticles(t *testing.T, w *world) map[string]int64 {
 		{artFGW, "qingyuan_qyfgw_14011", "信息公开｜规范性文件", "清远市发展和改革局", "发展规划 价格", "清发改〔2026〕1号", model.StatusReady, "2026-03-01", &d37},
 		{artJYJ, "qingyuan_qyjyj_15001", "信息公开｜通知公告", "清远市教育局", "招生 考试", "清教〔2026〕2号", model.StatusRaw, "2026-04-10", &d41},
 		{artProvince, "gd_ref_wjk", "信息公开｜文件库", "广东省人民政府", "营商环境", "粤府〔2026〕5号", model.StatusReady, "2026-02-15", nil},
+		{artPrice, "qingyuan_qyfgw_14003", "信息公开｜价格管理", "清远市发展和改革局", "价格", "", model.StatusReady, "2026-03-20", &d37},
 		{artCity, "qingyuan_xxgk_90001", "信息公开｜市政府工作报告", "清远市人民政府", "工作报告", "", model.StatusReady, "2026-01-05", nil},
 	}
 	ids := map[string]int64{}
@@ -177,6 +179,7 @@ func TestArticleFilters(t *testing.T) {
 			{"dept=" + url.QueryEscape("清远市教育局"), artJYJ, artFGW},
 			{"dept=" + url.QueryEscape("市发展和改革局"), artFGW, artJYJ}, // the short name, exactly
 			{"channel_path=" + url.QueryEscape("规范性"), artFGW, artJYJ},
+			{"dept=37&channel_path=" + url.QueryEscape("规范性"), artFGW, artPrice},
 			{"publisher=" + url.QueryEscape("清远市教育局"), artJYJ, artFGW},
 			{"publisher=" + url.QueryEscape("清远市教育"), "", artJYJ}, // publisher matches whole names only
 			{"topic_words=" + url.QueryEscape("营商"), artProvince, artFGW},
