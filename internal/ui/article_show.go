@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -73,15 +74,7 @@ func (c *console) articleShow(w http.ResponseWriter, r *http.Request) {
 			}
 			d.RawAttrs = append(d.RawAttrs, labelValue{Label: k, Value: s})
 		}
-		slices.SortFunc(d.RawAttrs, func(x, y labelValue) int {
-			switch {
-			case x.Label < y.Label:
-				return -1
-			case x.Label > y.Label:
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(d.RawAttrs, func(x, y labelValue) int { return strings.Compare(x.Label, y.Label) })
 	}
 	c.render(w, r, http.StatusOK, "article", page{Title: "文章 · " + a.Title, Active: "articles", Data: d})
 }
