@@ -512,3 +512,16 @@ func TestDepartmentCrawlNowComesBack(t *testing.T) {
 		}
 	}
 }
+
+func TestDepartmentImportRefusesAHugeFile(t *testing.T) {
+	w := sqliteWorld(t)
+	op := w.login(t, "operator")
+	huge := "DEPT_ID,DEPT_NAME\n9001,清远市新设局\n" + strings.Repeat("#", 11<<20)
+	rec := w.upload(t, op, huge)
+	if rec.Code != http.StatusRequestEntityTooLarge || !strings.Contains(rec.Body.String(), "文件过大（上限 10 MB）") {
+		t.Errorf("an 11 MB file: status %d, want 413 saying the limit", rec.Code)
+	}
+	if _, err := w.st.DepartmentByID(context.Background(), 9001); err == nil {
+		t.Errorf("a refused file was imported")
+	}
+}

@@ -83,7 +83,6 @@ func (c *console) departmentImport(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
-	d.Imported = &res
 	c.render(w, r, http.StatusOK, "departments", page{Title: "本地部门", Active: "departments",
 		Flash: fmt.Sprintf("导入完成：共 %d 个部门，新增 %d 个，更新 %d 个，未变 %d 个。", res.Read, res.Created, res.Updated, res.Unchanged),
 		Data:  d})

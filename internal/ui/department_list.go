@@ -26,8 +26,7 @@ type deptListData struct {
 	Search string
 	Rows   []deptRow
 	Total  int
-	// The import's outcome, after an upload.
-	Imported *store.DepartmentImport
+	// The bad lines of a refused upload.
 	BadLines []string
 	MoreBad  int
 }
