@@ -505,6 +505,13 @@ func TestDepartmentCrawlNowComesBack(t *testing.T) {
 	if page := w.get(t, "/admin/departments/41?crawl=qingyuan_qyfgw_14011", op).Body.String(); strings.Contains(page, "加入抓取队列") {
 		t.Errorf("a crafted link makes a department page confirm another department's crawl")
 	}
+	rec = w.post(t, "/admin/targets/qingyuan_qyfgw_14011/crawl", op, url.Values{"back": {"/admin/stale-targets"}})
+	if loc := rec.Header().Get("Location"); !strings.HasPrefix(loc, "/admin/stale-targets?") {
+		t.Errorf("crawl now from the stale list: sent to %q, want back to it", loc)
+	} else if page := w.get(t, loc, op).Body.String(); !strings.Contains(page, "正在抓取中，未重复加入队列") &&
+		!strings.Contains(page, "加入抓取队列") {
+		t.Errorf("the stale list does not confirm the crawl")
+	}
 	for _, back := range []string{"//evil.test/admin/departments/37", "/admin/departments/37?x=1", "https://evil.test/", "/admin/departments/../hosts"} {
 		rec := w.post(t, "/admin/targets/qingyuan_qyfgw_14011/crawl", op, url.Values{"back": {back}})
 		if loc := rec.Header().Get("Location"); !strings.HasPrefix(loc, "/admin/sites/qingyuan?") {
