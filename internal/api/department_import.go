@@ -1,7 +1,6 @@
 package api
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"zhizhi/internal/config"
-	"zhizhi/internal/store"
 )
 
 // maxLineErrors bounds how many bad CSV lines one answer lists.
@@ -64,21 +62,10 @@ func (h *handler) departmentImport(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, invalid("the file has no department rows; nothing imported"))
 		return
 	}
-	var res importResult
-	err = h.st.WithTx(r.Context(), func(tx *store.Tx) error {
-		created, updated, err := tx.ImportDepartments(r.Context(), depts)
-		if err != nil {
-			return err
-		}
-		res = importResult{Read: len(depts), Created: created, Updated: updated, Unchanged: len(depts) - created - updated}
-		after, _ := json.Marshal(res)
-		return tx.RecordAudit(r.Context(), &store.AuditEntry{Actor: principal(r).Actor(), Action: "department.import",
-			ObjectType: "department", After: after,
-			Detail: fmt.Sprintf("%d read, %d created, %d updated", res.Read, res.Created, res.Updated)})
-	})
+	res, err := h.st.ImportDepartmentsBy(r.Context(), principal(r).Actor(), depts)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.ok(w, r, res)
+	h.ok(w, r, importResult(res))
 }

@@ -59,6 +59,7 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
 	}
 	w := sqliteWorld(t)
+	seedArticles(t, w)
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
 	srv := httptest.NewServer(mux)
@@ -183,6 +184,8 @@ func TestConsoleInChromium(t *testing.T) {
 		{"/admin/crawl-logs", "#log-table", "http_5xx"},
 		{"/admin/jobs", "main table", "news_local"},
 		{"/admin/audit", "main table", "host.clear"},
+		{"/admin/departments", "#dept-tree", "清远市发展和改革局"},
+		{"/admin/stale-targets", "main table", "qingyuan_qyfgw_14002"},
 	} {
 		do("open "+p.path, chromedp.Navigate(srv.URL+p.path), chromedp.WaitVisible(chromedp.CSS(p.sel)))
 		if s := text(p.sel); !strings.Contains(s, p.want) {
@@ -201,6 +204,50 @@ func TestConsoleInChromium(t *testing.T) {
 	if loc, err := chromedp.Run(tab, chromedp.Location()); err != nil || !strings.Contains(loc, "status=ok") {
 		t.Errorf("after filtering, the address is %q (%v); want it to keep the filter", loc, err)
 	}
+
+	// Articles: find them by department and channel, open one, then its
+	// department, whose stale columns must stand out in red.
+	do("open the articles", chromedp.Click(chromedp.CSS(`nav.side a[href="/admin/articles"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#article-table`)))
+	if s := text(`#article-table`); !strings.Contains(s, artJYJ) || !strings.Contains(s, artPrice) {
+		t.Errorf("the article list shows:\n%s", s)
+	}
+	shoot("05-articles")
+	do("filter by department and channel",
+		chromedp.SendKeys(chromedp.CSS(`input[name=dept]`), "清远市发展和改革局"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=channel_path]`), "规范性"),
+		chromedp.Click(chromedp.CSS(`#article-filters button[type=submit]`)),
+		chromedp.Poll[chromedp.Void](`location.search.includes("channel_path=") &&
+			document.querySelectorAll("#article-table td.title").length === 1`))
+	if s := text(`#article-table`); !strings.Contains(s, artFGW) || strings.Contains(s, artPrice) || strings.Contains(s, artJYJ) {
+		t.Errorf("filtered by department and channel, the list shows:\n%s", s)
+	}
+	if loc, err := chromedp.Run(tab, chromedp.Location()); err != nil || !strings.Contains(loc, "dept=") {
+		t.Errorf("after filtering, the address is %q (%v); want it to keep the department", loc, err)
+	}
+	shoot("06-articles-filtered")
+	do("open the article", chromedp.Click(chromedp.CSS(`#article-table td.title a`)),
+		chromedp.WaitVisible(chromedp.CSS(`.article-text`)))
+	if s := text(`main`); !strings.Contains(s, "清发改〔2026〕1号") || !strings.Contains(s, "附件1：实施细则.pdf") {
+		t.Errorf("the article page shows:\n%s", s)
+	}
+	shoot("07-article")
+	do("open its department", chromedp.Click(chromedp.CSS(`main a[href="/admin/departments/37"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`table.dept-targets`)))
+	// The stale badge is drawn red (#c62828), not just marked so.
+	if red, err := chromedp.Run(tab, chromedp.Evaluate[string](
+		`getComputedStyle(document.querySelector("tr.target-stale .badge.stale")).color`)); err != nil || red != "rgb(198, 40, 40)" {
+		t.Errorf("the stale badge on the department page is drawn %q (%v), want red", red, err)
+	}
+	shoot("08-department")
+	do("search the department tree", chromedp.Click(chromedp.CSS(`main a[href="/admin/departments"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#dept-tree`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "教育局"),
+		chromedp.Poll[chromedp.Void](`location.search.includes("q=") && document.querySelectorAll("#dept-tree tbody tr").length < 40`))
+	if s := text(`#dept-tree`); !strings.Contains(s, "清远市教育局") || strings.Contains(s, "清远市财政局") {
+		t.Errorf("searching 教育局, the tree shows:\n%s", s)
+	}
+	shoot("09-departments-search")
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -72,16 +72,17 @@ var nav = []navGroup{
 	{"采集配置", []navItem{
 		{Key: "sites", Label: "站点", Href: Prefix + "/sites"},
 		{Key: "targets", Label: "采集目标", Soon: true},
-		{Key: "departments", Label: "部门", Soon: true},
+		{Key: "departments", Label: "部门", Href: Prefix + "/departments"},
 		{Key: "catalog", Label: "栏目目录", Soon: true},
 		{Key: "wizard", Label: "批量接入向导", Soon: true},
 		{Key: "adapters", Label: "CMS 适配器", Href: Prefix + "/adapters"},
 	}},
 	{"数据", []navItem{
-		{Key: "articles", Label: "文章", Soon: true},
+		{Key: "articles", Label: "文章", Href: Prefix + "/articles"},
 		{Key: "crawl-logs", Label: "抓取日志", Href: Prefix + "/crawl-logs"},
 	}},
 	{"运行", []navItem{
+		{Key: "stale", Label: "停更目标", Href: Prefix + "/stale-targets"},
 		{Key: "hosts", Label: "主机状态", Href: Prefix + "/hosts"},
 		{Key: "jobs", Label: "任务队列", Href: Prefix + "/jobs"},
 		{Key: "audit", Label: "审计日志", Href: Prefix + "/audit"},

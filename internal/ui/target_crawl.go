@@ -5,10 +5,15 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"regexp"
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/store"
 )
+
+// crawlBackPage matches the other pages with a 立即采集 button, which the
+// person returns to; anything else goes back to the target's site.
+var crawlBackPage = regexp.MustCompile(`^/admin/(departments/[1-9][0-9]{0,18}|stale-targets)$`)
 
 // targetCrawl queues a crawl of one target ahead of the scheduled ones,
 // as `zhizhi crawl --enqueue --target` does, and records who asked.
@@ -30,6 +35,9 @@ func (c *console) targetCrawl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := Prefix + "/sites/" + url.PathEscape(site.SiteCode)
+	if b := r.PostFormValue("back"); crawlBackPage.MatchString(b) {
+		back = b
+	}
 	// A disabled target (or one of a disabled site or department) is not
 	// crawled by the workers either; queueing it would only look like work.
 	enabled, err := c.store.ListTargets(ctx, store.TargetFilter{TargetCode: code, EnabledOnly: true})

@@ -116,6 +116,12 @@ func (c *console) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))
 	mux.Handle("GET "+Prefix+"/adapters/{id}", c.require(v, c.adapterShow))
 	mux.Handle("GET "+Prefix+"/crawl-logs", c.require(v, c.crawlLogList))
+	mux.Handle("GET "+Prefix+"/articles", c.require(v, c.articleList))
+	mux.Handle("GET "+Prefix+"/articles/{id}", c.require(v, c.articleShow))
+	mux.Handle("GET "+Prefix+"/departments", c.require(v, c.departmentList))
+	mux.Handle("POST "+Prefix+"/departments/import", c.require(o, c.departmentImport))
+	mux.Handle("GET "+Prefix+"/departments/{id}", c.require(v, c.departmentShow))
+	mux.Handle("GET "+Prefix+"/stale-targets", c.require(v, c.staleTargetList))
 	mux.Handle("GET "+Prefix+"/jobs", c.require(v, c.jobList))
 	mux.Handle("GET "+Prefix+"/audit", c.require(v, c.auditList))
 	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
