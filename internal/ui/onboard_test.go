@@ -679,3 +679,44 @@ func TestWizardDepartmentSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestApplyChoices: the form's choices land on a copy of the run's sites;
+// a site name stays on one line (a draft repeats it in a comment, where a
+// line break would start YAML of the sender's making); a department left
+// chosen on a row switched away from mapped is dropped; an unticked site is
+// left out only when the whole form was sent.
+func TestApplyChoices(t *testing.T) {
+	id := int64(37)
+	sites := []onboard.Site{{BaseURL: "http://a.gov.test", SiteCode: "a", SiteName: "甲", Depts: []onboard.Dept{
+		{DeptPath: "x", Binding: model.BindingMapped, LocalDeptID: &id},
+		{DeptPath: "y", Binding: model.BindingPending},
+	}}}
+	got, inc := applyChoices(sites, []bool{true}, url.Values{
+		"submitted":        {"1"},
+		"site-0-name":      {"甲县\nsite_code: evil\r\n\t政府"},
+		"site-0-code":      {" a2 "},
+		"dept-0-0-binding": {model.BindingCityLevel},
+		"dept-0-0-local":   {"37"},
+		"dept-0-1-binding": {model.BindingMapped},
+		"dept-0-1-local":   {"41"},
+	})
+	if inc[0] {
+		t.Errorf("a site not ticked in a sent form is still included")
+	}
+	s := got[0]
+	if s.SiteName != "甲县 site_code: evil 政府" || s.SiteCode != "a2" {
+		t.Errorf("site fields %q %q", s.SiteName, s.SiteCode)
+	}
+	if d := s.Depts[0]; d.Binding != model.BindingCityLevel || d.LocalDeptID != nil {
+		t.Errorf("row x: %s %v, want city_level without a department", d.Binding, ptrVal(d.LocalDeptID))
+	}
+	if d := s.Depts[1]; d.Binding != model.BindingMapped || d.LocalDeptID == nil || *d.LocalDeptID != 41 {
+		t.Errorf("row y: %s %v, want mapped 41", d.Binding, ptrVal(d.LocalDeptID))
+	}
+	if sites[0].Depts[0].Binding != model.BindingMapped || sites[0].SiteName != "甲" {
+		t.Errorf("the run's own sites were changed in place")
+	}
+	if _, inc := applyChoices(sites, []bool{true}, url.Values{}); !inc[0] {
+		t.Errorf("a form without the sites' ticks dropped the site")
+	}
+}
