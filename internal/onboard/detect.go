@@ -40,6 +40,32 @@ type Wizard struct {
 	// decide detection and scanning, its sites say which hosts are
 	// configured already and which site codes are taken.
 	Bundle *config.Bundle
+	// Progress, when set, hears of the work as it is done: each site
+	// detected, each dept scanned, each site scanned. A batch takes
+	// minutes at the polite pace, and a page shows it advancing. It is
+	// called from the wizard's workers, several at once, and must be
+	// quick.
+	Progress func(Event)
+}
+
+// Event is one piece of finished work, for Progress. Exactly one of
+// Detection, Dept and Site is set.
+type Event struct {
+	// BaseURL is the site the work was for.
+	BaseURL string
+	// Detection is a site's detection, done.
+	Detection *Detection
+	// Dept is one dept row of the site, scanned.
+	Dept *Dept
+	// Site is the site, scanned with all its depts; its site_code is
+	// given only when the whole batch is scanned.
+	Site *Site
+}
+
+func (w *Wizard) report(e Event) {
+	if w.Progress != nil {
+		w.Progress(e)
+	}
 }
 
 // Detection is step 1's answer for one pasted line.
@@ -83,7 +109,11 @@ type DeptLink struct {
 // site that cannot be read gets a Problem, never an error for the batch.
 func (w *Wizard) Detect(ctx context.Context, lines []Line) []Detection {
 	out := make([]Detection, len(lines))
-	parallel(len(lines), func(i int) { out[i] = w.detect(ctx, lines[i]) })
+	parallel(len(lines), func(i int) {
+		out[i] = w.detect(ctx, lines[i])
+		d := out[i]
+		w.report(Event{BaseURL: d.BaseURL, Detection: &d})
+	})
 	return out
 }
 

@@ -72,7 +72,11 @@ func (w *Wizard) Scan(ctx context.Context, ds []Detection) []Site {
 		}
 	}
 	out := make([]Site, len(matched))
-	parallel(len(matched), func(i int) { out[i] = w.scan(ctx, matched[i]) })
+	parallel(len(matched), func(i int) {
+		out[i] = w.scan(ctx, matched[i])
+		s := out[i]
+		w.report(Event{BaseURL: s.BaseURL, Site: &s})
+	})
 	w.assignCodes(out)
 	return out
 }
@@ -97,6 +101,8 @@ func (w *Wizard) scan(ctx context.Context, d Detection) Site {
 	sids := map[string]int{}
 	for _, l := range d.DeptLinks {
 		dept, sid := w.scanDept(ctx, a, d.BaseURL, l)
+		reported := dept
+		w.report(Event{BaseURL: d.BaseURL, Dept: &reported})
 		if sid != "" {
 			sids[sid]++
 		}

@@ -74,7 +74,7 @@ var nav = []navGroup{
 		{Key: "targets", Label: "采集目标", Soon: true},
 		{Key: "departments", Label: "部门", Href: Prefix + "/departments"},
 		{Key: "catalog", Label: "栏目目录", Soon: true},
-		{Key: "wizard", Label: "批量接入向导", Soon: true},
+		{Key: "wizard", Label: "批量接入向导", Href: Prefix + "/onboard"},
 		{Key: "adapters", Label: "CMS 适配器", Href: Prefix + "/adapters"},
 	}},
 	{"数据", []navItem{

@@ -20,6 +20,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/model"
+	"zhizhi/internal/onboard"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 )
@@ -44,8 +45,11 @@ type Options struct {
 	// ConfigDir is the configuration directory (sites/, cms/), read to show
 	// the YAML templates; the console never writes there.
 	ConfigDir string
-	Log       *slog.Logger
-	Now       func() time.Time
+	// Onboard gives the batch onboarding wizard for one run: the polite
+	// fetcher and the live configuration. Nil leaves the wizard off.
+	Onboard func(ctx context.Context) (*onboard.Wizard, error)
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // console holds the dependencies every page handler shares.
@@ -54,6 +58,8 @@ type console struct {
 	sessions  auth.Sessions
 	jobs      Jobs
 	configDir string
+	onboard   func(ctx context.Context) (*onboard.Wizard, error)
+	runs      *wizardRuns
 	log       *slog.Logger
 	now       func() time.Time
 	loc       *time.Location
@@ -71,7 +77,7 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		log: opts.Log, now: opts.Now, loc: shanghai()}
+		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: shanghai()}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -115,6 +121,15 @@ func (c *console) routes() http.Handler {
 	mux.Handle("POST "+Prefix+"/hosts/{host}/clear", c.require(a, c.hostClear))
 	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))
 	mux.Handle("GET "+Prefix+"/adapters/{id}", c.require(v, c.adapterShow))
+	mux.Handle("GET "+Prefix+"/onboard", c.require(o, c.onboardNew))
+	mux.Handle("POST "+Prefix+"/onboard", c.require(o, c.onboardCreate))
+	mux.Handle("GET "+Prefix+"/onboard/departments", c.require(o, c.onboardDeptSearch))
+	mux.Handle("GET "+Prefix+"/onboard/{id}", c.require(o, c.onboardShow))
+	mux.Handle("GET "+Prefix+"/onboard/{id}/progress", c.require(o, c.onboardProgress))
+	mux.Handle("POST "+Prefix+"/onboard/{id}", c.require(o, c.onboardSubmit))
+	mux.Handle("POST "+Prefix+"/onboard/{id}/cancel", c.require(o, c.onboardCancel))
+	mux.Handle("GET "+Prefix+"/onboard/{id}/preview", c.require(o, c.onboardPreview))
+	mux.Handle("GET "+Prefix+"/onboard/{id}/drafts.zip", c.require(o, c.onboardDownload))
 	mux.Handle("GET "+Prefix+"/crawl-logs", c.require(v, c.crawlLogList))
 	mux.Handle("GET "+Prefix+"/articles", c.require(v, c.articleList))
 	mux.Handle("GET "+Prefix+"/articles/{id}", c.require(v, c.articleShow))
