@@ -18,10 +18,13 @@ import (
 	"zhizhi/internal/alert"
 	"zhizhi/internal/api"
 	"zhizhi/internal/auth"
+	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
+	"zhizhi/internal/fetch"
 	"zhizhi/internal/health"
 	"zhizhi/internal/metrics"
 	"zhizhi/internal/model"
+	"zhizhi/internal/onboard"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 	"zhizhi/internal/ui"
@@ -222,7 +225,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	var ready atomic.Bool
 	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
-	if err := mountConsole(mux, st, q, o.secureCookies); err != nil {
+	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, secureCookies: o.secureCookies}); err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
@@ -266,21 +269,34 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	return nil
 }
 
+// consoleDeps is what the admin console and the API work with.
+type consoleDeps struct {
+	st            *store.Store
+	q             *queue.Queue
+	client        *fetch.Client // the polite client the crawl workers use
+	live          *config.Live
+	secureCookies bool
+}
+
 // mountConsole adds the admin console (/admin/) and the REST API
 // (/api/v1/) to mux, both signed in through the same users, sessions and
 // API keys; / leads to the console.
-func mountConsole(mux *http.ServeMux, st *store.Store, q *queue.Queue, secureCookies bool) error {
-	sessions := auth.New(st, auth.Options{CookieSecure: secureCookies})
+func mountConsole(mux *http.ServeMux, d consoleDeps) error {
+	st := d.st
+	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies})
 	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(),
 		CrawlNow: func(ctx context.Context, targetID int64) error {
 			t, err := st.TargetByID(ctx, targetID)
 			if err != nil {
 				return err
 			}
-			_, err = q.CrawlNow(ctx, *t)
+			_, err = d.q.CrawlNow(ctx, *t)
 			return err
 		}}))
-	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: q, ConfigDir: settings.ConfigDir, Log: slog.Default()})
+	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
+		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
+			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
+		}})
 	if err != nil {
 		return fmt.Errorf("admin console: %w", err)
 	}

@@ -113,6 +113,11 @@ func TestServeConsoleAndAPI(t *testing.T) {
 		t.Errorf("signed in, GET /api/v1/sites = %d %.300s, want 200", resp.StatusCode, body)
 	}
 
+	// The onboarding wizard gets serve's own polite client and configuration.
+	if resp, body := do(alice, "GET", "/admin/onboard", nil, nil); resp.StatusCode != http.StatusOK || strings.Contains(body, "未启用") {
+		t.Errorf("signed in, GET /admin/onboard = %d, want the wizard enabled:\n%.500s", resp.StatusCode, body)
+	}
+
 	// The same request from another web site, with alice's cookie, is refused.
 	crossHdr := map[string]string{"Origin": "http://evil.example", "Sec-Fetch-Site": "cross-site"}
 	if resp, _ := do(alice, "POST", crawlPath, nil, crossHdr); resp.StatusCode != http.StatusForbidden {
