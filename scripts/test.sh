@@ -104,6 +104,10 @@ if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
 else
   say "go test ./... (SQLite only)"
 fi
+# The console's end-to-end tests write their screenshots here.
+export ZHIZHI_TEST_ARTIFACTS=${ZHIZHI_TEST_ARTIFACTS:-$PWD/artifacts}
+mkdir -p "$ZHIZHI_TEST_ARTIFACTS"
+say "test artifacts (console screenshots) go to $ZHIZHI_TEST_ARTIFACTS"
 start=$SECONDS
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
 go test -count=1 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
