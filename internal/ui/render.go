@@ -168,6 +168,19 @@ func (c *console) require(min auth.Role, next http.HandlerFunc) http.Handler {
 		p, err := c.sessions.Authenticate(r)
 		if err != nil || p == nil {
 			target := Prefix + "/login"
+			if r.Header.Get("HX-Request") == "true" {
+				// A part of a page (a filtered table, a progress card):
+				// the whole page goes to the login, which leads back to
+				// the page the person was on, not to the part. A
+				// redirect would be followed by the browser's request
+				// itself and the login form swapped into the part.
+				if u, err := url.Parse(r.Header.Get("HX-Current-URL")); err == nil && safeNext(u.RequestURI()) == u.RequestURI() {
+					target += "?next=" + url.QueryEscape(u.RequestURI())
+				}
+				w.Header().Set("HX-Redirect", target)
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
 			// A form posted after the session ended cannot be replayed
 			// from a link; its page is where the person goes back to.
 			if r.Method == http.MethodGet {

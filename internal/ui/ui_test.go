@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -89,6 +90,28 @@ func TestSignedOutIsSentToLogin(t *testing.T) {
 		t.Errorf("signed-out POST: status %d Location %q, want 303 to /admin/login", rec.Code, rec.Header().Get("Location"))
 	}
 	assertStillBlocked(t, w)
+	// A part of a page fetched by htmx after the session ended: the whole
+	// page goes to the login (HX-Redirect, not a redirect the browser's
+	// request would follow and swap the login form into the part), and
+	// the login leads back to the page — never to another site.
+	for _, tc := range []struct{ current, wantNext string }{
+		{"http://console.example/admin/crawl-logs?host=a", "/admin/crawl-logs?host=a"},
+		{"http://evil.test//evil.test/x", ""},
+	} {
+		req := httptest.NewRequest(http.MethodGet, "/admin/crawl-logs?host=a&partial=1", nil)
+		req.Header.Set("HX-Request", "true")
+		req.Header.Set("HX-Current-URL", tc.current)
+		rec := httptest.NewRecorder()
+		w.h.ServeHTTP(rec, req)
+		want := "/admin/login"
+		if tc.wantNext != "" {
+			want += "?next=" + url.QueryEscape(tc.wantNext)
+		}
+		if rec.Code != http.StatusUnauthorized || rec.Header().Get("HX-Redirect") != want || rec.Header().Get("Location") != "" {
+			t.Errorf("htmx request from %s, signed out: %d HX-Redirect %q Location %q, want 401 HX-Redirect %q",
+				tc.current, rec.Code, rec.Header().Get("HX-Redirect"), rec.Header().Get("Location"), want)
+		}
+	}
 	// The login page itself and its style sheet need no session.
 	if rec := w.get(t, "/admin/login", nil); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "用户名") {
 		t.Errorf("login page: status %d", rec.Code)
