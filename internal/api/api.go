@@ -1,6 +1,8 @@
 // Package api owns zhizhi's JSON API under /api/v1: sites, site and local
-// departments, targets, articles, crawl logs, stale targets, the column
-// registry, "crawl now" and the incremental RAG export. openapi.yaml, served
+// departments, targets (read, and changed through internal/target behind
+// its dry-run gate), articles, crawl logs, stale targets, the column
+// registry and its bulk subscription, "crawl now" and the incremental RAG
+// export. openapi.yaml, served
 // at /api/v1/openapi.yaml, describes every route, and the tests hold each
 // handler to it. Every route sits behind a role check (viewer to read,
 // operator to change); an API key also needs the matching scope.
@@ -16,6 +18,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/store"
+	"zhizhi/internal/target"
 )
 
 // Prefix is where the API is mounted.
@@ -45,8 +48,12 @@ type Options struct {
 	// CrawlNow queues an urgent crawl of a target (queue.CrawlNow in zhizhi
 	// serve).
 	CrawlNow func(ctx context.Context, targetID int64) error
-	Log      *slog.Logger
-	Now      func() time.Time
+	// Targets changes targets and runs their dry-run; its Validate must be
+	// set (the crawler's, in zhizhi serve), or no target with a sample
+	// article could ever be saved.
+	Targets *target.Service
+	Log     *slog.Logger
+	Now     func() time.Time
 }
 
 // handler holds what every endpoint needs; each endpoint is a method in
@@ -55,6 +62,7 @@ type handler struct {
 	st       *store.Store
 	authn    auth.Authenticator
 	crawlNow func(ctx context.Context, targetID int64) error
+	targets  *target.Service
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -86,14 +94,26 @@ func (h *handler) routes() []route {
 		write("/departments/import", h.departmentImport),
 		read("/departments/{id}", h.departmentGet),
 		read("/targets", h.targetList),
+		write("/targets", h.targetCreate),
+		// A dry-run only reads, but it sends requests to a government site:
+		// it is the operator's to ask for.
+		write("/targets/dry-run", h.targetCreatePreview),
 		read("/targets/stale", h.targetStaleList),
 		read("/targets/{id}", h.targetGet),
+		{http.MethodPatch, "/targets/{id}", auth.RoleOperator, ScopeWrite, h.targetUpdate},
+		write("/targets/{id}/dry-run", h.targetDryRun),
+		write("/targets/{id}/enable", h.targetEnable),
+		write("/targets/{id}/disable", h.targetDisable),
+		write("/targets/{id}/revert", h.targetRevert),
+		read("/targets/{id}/provenance", h.targetProvenanceGet),
 		write("/targets/{id}/crawl", h.targetCrawl),
 		read("/articles", h.articleList),
 		read("/articles/unexported", h.articleUnexportedList),
 		read("/articles/{id}", h.articleGet),
 		read("/crawl-logs", h.crawlLogList),
 		read("/columns", h.columnList),
+		write("/columns/subscribe", h.columnSubscribe),
+		write("/columns/unsubscribe", h.columnUnsubscribe),
 		// The export marks what it hands out, so it is a change: operator
 		// role, and an API key needs the export scope.
 		{http.MethodPost, "/export", auth.RoleOperator, ScopeExport, h.exportCreate},
@@ -104,10 +124,10 @@ func (h *handler) routes() []route {
 // mux.Handle(api.Prefix+"/", api.New(opts)). It panics when a required
 // dependency is missing: that is a wiring mistake, found at start-up.
 func New(opts Options) http.Handler {
-	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil {
-		panic("api.New: Store, Auth and CrawlNow are required")
+	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil || opts.Targets == nil || opts.Targets.Validate == nil {
+		panic("api.New: Store, Auth, CrawlNow and Targets (with its Validate) are required")
 	}
-	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, log: opts.Log, now: opts.Now}
+	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, targets: opts.Targets, log: opts.Log, now: opts.Now}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

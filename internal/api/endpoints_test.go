@@ -1,12 +1,15 @@
 package api
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"zhizhi/internal/store/storetest"
+	"zhizhi/internal/target"
 )
 
 var fixedNow = time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC)
@@ -67,6 +70,75 @@ func endpointCases() []endpointCase {
 			ok:      func(w *world) request { return get(idPath("/api/v1/targets/%d", w.tgtFGW), "") },
 			bad:     func(w *world) request { return get("/api/v1/targets/0", "") },
 			notFond: func(w *world) request { return get("/api/v1/targets/9999", "") }},
+		{name: "target create", okCode: 201, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				w.made++ // each success makes a new target: a code is taken once
+				return postJSON("/api/v1/targets", "", fmt.Sprintf(`{"site_id": %d, "target_code": "gd_new_%d", "target_name": "省政府新栏目",
+					"entry_url": "https://www.gd.gov.test/xlm/", "dept_binding": "external_ref"}`, w.provSite, w.made))
+			},
+			bad: func(w *world) request {
+				return postJSON("/api/v1/targets", "", fmt.Sprintf(`{"site_id": %d, "target_name": "省政府新栏目",
+					"entry_url": "https://elsewhere.test/xlm/", "dept_binding": "external_ref"}`, w.provSite))
+			}},
+		{name: "target create dry-run", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON("/api/v1/targets/dry-run", "", fmt.Sprintf(`{"site_id": %d, "target_code": "gd_preview", "target_name": "省政府新栏目",
+					"entry_url": "https://www.gd.gov.test/xlm/", "dept_binding": "mapped", "local_dept_id": 37}`, w.provSite))
+			},
+			bad: func(w *world) request {
+				return postJSON("/api/v1/targets/dry-run", "", fmt.Sprintf(`{"site_id": %d, "target_code": "gd_preview", "target_name": "省政府新栏目",
+					"entry_url": "https://www.gd.gov.test/xlm/", "dept_binding": "pending"}`, w.provSite))
+			}},
+		{name: "target update", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return patchJSON(idPath("/api/v1/targets/%d", w.tgtNation), "", `{"expected_cadence_days": 5, "channel_name": "国务院政策文件"}`)
+			},
+			bad: func(w *world) request {
+				return patchJSON(idPath("/api/v1/targets/%d", w.tgtNation), "", `{"expected_cadence_days": 0}`)
+			},
+			notFond: func(w *world) request { return patchJSON("/api/v1/targets/9999", "", `{"expected_cadence_days": 5}`) }},
+		{name: "target dry-run", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/dry-run", w.tgtNation), "", `{"content_category": "政策文件"}`)
+			},
+			bad: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/dry-run", w.tgtNation), "", `{"schedule": "*/5 * * * *"}`)
+			},
+			notFond: func(w *world) request { return postJSON("/api/v1/targets/9999/dry-run", "", "") }},
+		{name: "target enable", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/enable", w.tgtOff), "", `{"reason": "栏目恢复更新"}`)
+			},
+			bad: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/enable", w.tgtOff), "", `{"why": "x"}`)
+			},
+			notFond: func(w *world) request { return postJSON("/api/v1/targets/9999/enable", "", "") }},
+		{name: "target disable", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request { return postJSON(idPath("/api/v1/targets/%d/disable", w.tgtCity), "", "") },
+			bad: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/disable", w.tgtCity), "", `{"reason": "`+strings.Repeat("长", 501)+`"}`)
+			},
+			notFond: func(w *world) request { return postJSON("/api/v1/targets/9999/disable", "", "") }},
+		{name: "target revert", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				// Each revert needs an override to take back: switch the
+				// YAML target off first.
+				svc := &target.Service{Store: w.st}
+				if _, err := svc.SetEnabled(context.Background(), "gd_zcwj", false, "", "user:setup"); err != nil {
+					panic(err)
+				}
+				return postJSON(idPath("/api/v1/targets/%d/revert", w.tgtProv), "", `{"field": "enabled"}`)
+			},
+			bad: func(w *world) request {
+				return postJSON(idPath("/api/v1/targets/%d/revert", w.tgtProv), "", `{"field": "site_id"}`)
+			},
+			notFond: func(w *world) request { return postJSON("/api/v1/targets/9999/revert", "", `{"field": "enabled"}`) }},
+		{name: "target provenance", okCode: 200, scope: ScopeRead,
+			ok: func(w *world) request { return get(idPath("/api/v1/targets/%d/provenance", w.tgtProv), "") },
+			bad: func(w *world) request {
+				return get(idPath("/api/v1/targets/%d/provenance?field=enabled", w.tgtProv), "")
+			},
+			notFond: func(w *world) request { return get("/api/v1/targets/9999/provenance", "") }},
 		{name: "target crawl now", okCode: 202, write: true, scope: ScopeWrite,
 			ok:      func(w *world) request { return postJSON(idPath("/api/v1/targets/%d/crawl", w.tgtFGW), "", "") },
 			bad:     func(w *world) request { return postJSON("/api/v1/targets/x1/crawl", "", "") },
@@ -89,6 +161,16 @@ func endpointCases() []endpointCase {
 		{name: "column list", okCode: 200, scope: ScopeRead,
 			ok:  func(w *world) request { return get("/api/v1/columns?admin_level=city&subscribed=false", "") },
 			bad: func(w *world) request { return get("/api/v1/columns?admin_level=province", "") }},
+		{name: "column subscribe", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON("/api/v1/columns/subscribe", "", fmt.Sprintf(`{"ids": [%d], "defaults": {"schedule": "weekly"}}`, w.colSubscribed))
+			},
+			bad: func(w *world) request { return postJSON("/api/v1/columns/subscribe", "", `{"ids": []}`) }},
+		{name: "column unsubscribe", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON("/api/v1/columns/unsubscribe", "", fmt.Sprintf(`{"ids": [%d]}`, w.colFree))
+			},
+			bad: func(w *world) request { return postJSON("/api/v1/columns/unsubscribe", "", `{"ids": [0]}`) }},
 		{name: "export", okCode: 200, write: true, scope: ScopeExport,
 			ok:  func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 2}`) },
 			bad: func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 0}`) }},

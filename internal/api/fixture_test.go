@@ -23,6 +23,8 @@ type world struct {
 	articles                    map[string]int64 // by title
 	logs                        map[string]int64 // by label
 	colSubscribed, colFree      int64
+	st                          *store.Store
+	made                        int // targets the endpoint cases created
 }
 
 var ptr = func(v int64) *int64 { return &v }
@@ -30,7 +32,7 @@ var ptr = func(v int64) *int64 { return &v }
 func buildWorld(t *testing.T, st *store.Store) *world {
 	t.Helper()
 	ctx := context.Background()
-	w := &world{now: time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC), articles: map[string]int64{}, logs: map[string]int64{}}
+	w := &world{now: time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC), articles: map[string]int64{}, logs: map[string]int64{}, st: st}
 	clock := w.now.Add(-400 * 24 * time.Hour)
 	st.Now = func() time.Time { clock = clock.Add(time.Second); return clock }
 	one, two := 1, 2

@@ -21,7 +21,10 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"zhizhi/internal/auth"
+	"zhizhi/internal/crawl"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
+	"zhizhi/internal/target"
 )
 
 // tokenAuth stands in for the real authenticator: a bearer token names a
@@ -92,6 +95,19 @@ type apiTest struct {
 
 func newAPITest(t *testing.T, st *store.Store, now time.Time) *apiTest {
 	t.Helper()
+	return newAPITestWith(t, st, now, noWeb)
+}
+
+// noWeb is the dry-run of a test without the simulated web: it cannot read
+// anything, as a dry-run against an unreachable site cannot.
+func noWeb(context.Context, *model.Site, *model.Target, string, string) (*crawl.Validation, error) {
+	return nil, errors.New("this test has no web to read")
+}
+
+// newAPITestWith is newAPITest with the dry-run validate (the crawler's,
+// against the simulated web, for the tests of the dry-run gate).
+func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate target.Validator) *apiTest {
+	t.Helper()
 	a := &apiTest{t: t, st: st, now: now}
 	doc := loadSpec(t)
 	router, err := gorillamux.NewRouter(doc)
@@ -100,7 +116,8 @@ func newAPITest(t *testing.T, st *store.Store, now time.Time) *apiTest {
 	}
 	a.router = router
 	a.h = New(Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
-		Now: func() time.Time { return a.now },
+		Targets: &target.Service{Store: st, Validate: validate},
+		Now:     func() time.Time { return a.now },
 		CrawlNow: func(ctx context.Context, id int64) error {
 			a.mu.Lock()
 			defer a.mu.Unlock()
@@ -147,6 +164,14 @@ func get(target, token string) request {
 
 func postJSON(target, token, body string) request {
 	r := request{method: http.MethodPost, target: target, token: token, contentType: "application/json"}
+	if body != "" {
+		r.body = []byte(body)
+	}
+	return r
+}
+
+func patchJSON(target, token, body string) request {
+	r := request{method: http.MethodPatch, target: target, token: token, contentType: "application/json"}
 	if body != "" {
 		r.body = []byte(body)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"zhizhi/internal/store/storetest"
+	"zhizhi/internal/target"
 )
 
 // TestOpenAPIDocumentIsValid: the description clients generate code from
@@ -56,7 +57,9 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 		t.Errorf("in openapi.yaml but not served: %s", strings.Join(extra, ", "))
 	}
 
-	api := New(Options{Store: storetest.SQLite(t), Auth: testPrincipals, CrawlNow: func(context.Context, int64) error { return nil }})
+	st := storetest.SQLite(t)
+	api := New(Options{Store: st, Auth: testPrincipals, CrawlNow: func(context.Context, int64) error { return nil },
+		Targets: &target.Service{Store: st, Validate: noWeb}})
 	mux, ok := api.(*http.ServeMux)
 	if !ok {
 		t.Fatalf("New returns %T, want *http.ServeMux", api)

@@ -89,6 +89,7 @@ type targetView struct {
 	TargetName          string     `json:"target_name"`
 	EntryURL            string     `json:"entry_url"`
 	SampleArticleURL    string     `json:"sample_article_url"`
+	DeptBinding         *string    `json:"dept_binding"`
 	DeptID              *int64     `json:"dept_id"`
 	ColumnID            string     `json:"column_id"`
 	ChannelName         string     `json:"channel_name"`
@@ -108,7 +109,8 @@ type targetView struct {
 
 func targetOf(t *model.Target) targetView {
 	return targetView{ID: t.ID, SiteID: t.SiteID, SiteDepartmentID: t.SiteDepartmentID, TargetCode: t.TargetCode,
-		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL, DeptID: t.DeptID,
+		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL,
+		DeptBinding: orNull(t.DeptBinding), DeptID: t.DeptID,
 		ColumnID: t.ColumnID, ChannelName: t.ChannelName, ChannelPath: t.ChannelPath,
 		ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory, ScheduleCron: t.ScheduleCron,
 		ExpectedCadenceDays: t.ExpectedCadenceDays, IntervalSec: t.IntervalSec, Enabled: t.Enabled,

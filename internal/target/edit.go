@@ -42,7 +42,7 @@ func (s *Service) create(ctx context.Context, in Input, actor string, save bool)
 	tg.CreatedBy = actor
 	err = s.Store.WithTx(ctx, func(tx *store.Tx) error {
 		if _, err := tx.TargetByCode(ctx, tg.TargetCode); err == nil {
-			return &InputError{Problems: []FieldError{{Field: "target_code", Message: fmt.Sprintf("%s 已存在：换一个编码", tg.TargetCode)}}}
+			return &InputError{Problems: []FieldError{codeTaken(tg.TargetCode)}}
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return err
 		}
@@ -103,7 +103,7 @@ func (s *Service) buildNew(ctx context.Context, in Input) (*model.Site, *model.T
 		p.add("target_code", "%q 只能包含字母、数字、_ . -，最长 100 个字符", tg.TargetCode)
 	default:
 		if _, err := s.Store.TargetByCode(ctx, tg.TargetCode); err == nil {
-			p.add("target_code", "%s 已存在：换一个编码", tg.TargetCode)
+			p = append(p, codeTaken(tg.TargetCode))
 		} else if !errors.Is(err, store.ErrNotFound) {
 			return nil, nil, err
 		}

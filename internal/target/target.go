@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,12 +47,16 @@ var (
 	// ErrConflict: someone else saved the target while this change was
 	// being checked; reload it and try again.
 	ErrConflict = errors.New("the target was changed by someone else meanwhile: reload it and try again")
+	// ErrCodeTaken: an *InputError whose target_code another target has;
+	// it also matches ErrInvalid.
+	ErrCodeTaken = errors.New("target code taken")
 )
 
 // FieldError is one refused input.
 type FieldError struct {
 	Field   string `json:"field"`
 	Message string `json:"message"`
+	taken   bool   // the target_code is another target's
 }
 
 // InputError lists every refused input of one request.
@@ -67,8 +72,19 @@ func (e *InputError) Error() string {
 	return strings.Join(parts, "; ")
 }
 
-// Is makes an *InputError match ErrInvalid.
-func (e *InputError) Is(target error) bool { return target == ErrInvalid }
+// Is makes an *InputError match ErrInvalid, and ErrCodeTaken when one of
+// its problems is a target_code already in use.
+func (e *InputError) Is(target error) bool {
+	if target == ErrCodeTaken {
+		return slices.ContainsFunc(e.Problems, func(p FieldError) bool { return p.taken })
+	}
+	return target == ErrInvalid
+}
+
+// codeTaken is the problem of a target_code another target has.
+func codeTaken(code string) FieldError {
+	return FieldError{Field: "target_code", Message: fmt.Sprintf("%s 已存在：换一个编码", code), taken: true}
+}
 
 // problems collects field errors while checking one request.
 type problems []FieldError
