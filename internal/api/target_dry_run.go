@@ -7,8 +7,9 @@ import (
 	"zhizhi/internal/target"
 )
 
-// targetDryRun runs the dry-run of a stored target (no body) or of the
-// change a patch would make, and saves nothing.
+// targetDryRun runs the dry-run of a stored target (no body, or a patch
+// that changes nothing) or of the change a patch would make, and saves
+// nothing.
 func (h *handler) targetDryRun(w http.ResponseWriter, r *http.Request) {
 	t, err := h.targetOfPath(r)
 	if err != nil {
@@ -22,7 +23,7 @@ func (h *handler) targetDryRun(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	var res *target.Result
-	if empty {
+	if empty || patch == (target.Patch{}) {
 		d, err := h.targets.DryRunTarget(ctx, t.TargetCode)
 		if err != nil {
 			h.failTarget(w, r, nil, err, nil)

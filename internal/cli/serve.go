@@ -27,6 +27,7 @@ import (
 	"zhizhi/internal/onboard"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
+	"zhizhi/internal/target"
 	"zhizhi/internal/ui"
 )
 
@@ -225,7 +226,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	var ready atomic.Bool
 	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
-	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, secureCookies: o.secureCookies}); err != nil {
+	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, loc: o.loc, secureCookies: o.secureCookies}); err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
@@ -275,6 +276,7 @@ type consoleDeps struct {
 	q             *queue.Queue
 	client        *fetch.Client // the polite client the crawl workers use
 	live          *config.Live
+	loc           *time.Location // schedules are read in it
 	secureCookies bool
 }
 
@@ -284,7 +286,14 @@ type consoleDeps struct {
 func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 	st := d.st
 	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies})
-	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(),
+	// Saving a target with a sample article needs a green dry-run, made
+	// with the workers' own polite client and the configuration in force.
+	targets := &target.Service{Store: st, Location: d.loc,
+		Validate: func(ctx context.Context, site *model.Site, t *model.Target, entry, sample string) (*crawl.Validation, error) {
+			c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: d.client, Bundle: d.live.Current(ctx), Log: slog.Default()}
+			return c.Validate(ctx, site, t, entry, sample)
+		}}
+	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(), Targets: targets,
 		CrawlNow: func(ctx context.Context, targetID int64) error {
 			t, err := st.TargetByID(ctx, targetID)
 			if err != nil {

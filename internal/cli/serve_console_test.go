@@ -131,6 +131,12 @@ func TestServeConsoleAndAPI(t *testing.T) {
 	if resp, body := do(alice, "POST", crawlPath, nil, sameHdr); resp.StatusCode != http.StatusAccepted {
 		t.Errorf("crawl now from the console's origin = %d %.300s, want 202", resp.StatusCode, body)
 	}
+	// A dry-run of the stored target: serve's own crawler against the site.
+	dryHdr := map[string]string{"Origin": base, "Sec-Fetch-Site": "same-origin", "Content-Type": "application/json"}
+	resp, body = do(alice, "POST", "/api/v1/targets/"+strconv.FormatInt(tg.ID, 10)+"/dry-run", strings.NewReader("{}"), dryHdr)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(body, `"green":true`) {
+		t.Errorf("dry-run of %s = %d, want 200 and green:\n%.600s", tg.TargetCode, resp.StatusCode, body)
+	}
 	entries, err := sw.st.ListAudit(t.Context(), store.AuditFilter{})
 	if err != nil {
 		t.Fatal(err)
