@@ -30,6 +30,13 @@ func (c *console) targetCrawl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := Prefix + "/sites/" + url.PathEscape(site.SiteCode)
+	// The page the button was on, from a fixed list: never a free address.
+	switch r.PostFormValue("back") {
+	case "targets":
+		back = Prefix + "/targets"
+	case "target":
+		back = targetURL(code)
+	}
 	// A disabled target (or one of a disabled site or department) is not
 	// crawled by the workers either; queueing it would only look like work.
 	enabled, err := c.store.ListTargets(ctx, store.TargetFilter{TargetCode: code, EnabledOnly: true})
