@@ -20,8 +20,8 @@ type targetForm struct {
 	Code string // the target edited
 	CMS  bool   // the target hangs under a CMS site department: entry and binding follow from it
 
-	SiteCode, TargetCode, TargetName, EntryURL, SampleArticleURL string
-	DeptPath, ColumnID, DeptBinding, LocalDeptID                 string
+	SiteCode, TargetCode, TargetName, EntryURL, SampleArticleURL  string
+	DeptPath, ColumnID, DeptBinding, LocalDeptID                  string
 	ChannelName, ChannelPath, ContentCategory, ContentSubcategory string
 	Schedule, ScheduleCron, ExpectedCadenceDays, IntervalSec      string
 	Enabled                                                       bool
