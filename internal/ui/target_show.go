@@ -92,15 +92,13 @@ func (c *console) targetShowData(w http.ResponseWriter, r *http.Request) (*targe
 		c.serverError(w, r, err)
 		return nil, false
 	}
-	// The department reads better by name than as "mapped:2403".
+	// A department reads better by name than as "mapped:2403".
 	for i := range d.Provenance {
 		fs := &d.Provenance[i]
-		if fs.Field == model.FieldDept {
-			fs.Value = deptText(fs.Value, depts)
-			if fs.YAMLValue != nil {
-				y := deptText(*fs.YAMLValue, depts)
-				fs.YAMLValue = &y
-			}
+		fs.Value = fieldText(fs.Field, fs.Value, depts)
+		if fs.YAMLValue != nil {
+			y := fieldText(fs.Field, *fs.YAMLValue, depts)
+			fs.YAMLValue = &y
 		}
 	}
 	if d.Runs, err = c.store.TargetRuns(ctx, t.ID, recentRuns); err != nil {
@@ -108,6 +106,22 @@ func (c *console) targetShowData(w http.ResponseWriter, r *http.Request) (*targe
 		return nil, false
 	}
 	return d, true
+}
+
+// fieldText shows a stored field value the way staff read it.
+func fieldText(field, v string, depts []model.Department) string {
+	switch field {
+	case model.FieldDept:
+		return deptText(v, depts)
+	case model.FieldEnabled:
+		switch v {
+		case "true":
+			return "是"
+		case "false":
+			return "否"
+		}
+	}
+	return v
 }
 
 // deptText shows a stored department value ("mapped:37") by name.

@@ -459,7 +459,7 @@ func TestProvenanceAndRevert(t *testing.T) {
 			t.Errorf("audit of the disable: %+v", es)
 		}
 		body = w.get(t, page, op).Body.String()
-		if row := fieldRow(body, "enabled"); !strings.Contains(row, "人工修改") || !strings.Contains(row, "YAML 值：<code>true</code>") {
+		if row := fieldRow(body, "enabled"); !strings.Contains(row, "人工修改") || !strings.Contains(row, "YAML 值：<code>是</code>") {
 			t.Errorf("after disabling, the enabled row is %s", row)
 		}
 		if strings.Contains(w.get(t, "/admin/audit", op).Body.String(), "<script>alert") {
