@@ -628,3 +628,27 @@ func TestTargetPagesEscapeHostileText(t *testing.T) {
 		t.Errorf("a refused form shows hostile input unescaped (or not at all)")
 	}
 }
+
+// 立即采集 on the target pages queues the crawl and comes back to the
+// page it was pressed on, saying so; the way back is never a free address.
+func TestTargetCrawlFromTargets(t *testing.T) {
+	w := sqliteWorld(t)
+	op := w.login(t, "operator")
+	for _, tc := range []struct{ back, want string }{
+		{"targets", "/admin/targets?crawl=lianzhou_tzgg"},
+		{"target", "/admin/targets/lianzhou_tzgg?crawl=lianzhou_tzgg"},
+		{"//evil.test", "/admin/sites/lianzhou?crawl=lianzhou_tzgg"},
+	} {
+		rec := w.post(t, "/admin/targets/lianzhou_tzgg/crawl", op, url.Values{"back": {tc.back}})
+		if rec.Code != http.StatusSeeOther || !strings.HasPrefix(rec.Header().Get("Location"), tc.want) {
+			t.Errorf("back %q: status %d to %q, want 303 to %s…", tc.back, rec.Code, rec.Header().Get("Location"), tc.want)
+			continue
+		}
+		if body := w.get(t, rec.Header().Get("Location"), op).Body.String(); !strings.Contains(body, "加入抓取队列") {
+			t.Errorf("back %q: the page does not confirm the queued crawl", tc.back)
+		}
+	}
+	if body := w.get(t, "/admin/targets?crawl=nosuch", op).Body.String(); strings.Contains(body, "加入抓取队列") {
+		t.Errorf("a crafted link makes the target list confirm a crawl that did not happen")
+	}
+}
