@@ -35,7 +35,12 @@ func (c *console) catalogBulk(w http.ResponseWriter, r *http.Request, subscribe 
 	defaults := catalogDefaults{Schedule: r.PostFormValue("schedule"), Cadence: strings.TrimSpace(r.PostFormValue("expected_cadence_days")),
 		Category: strings.TrimSpace(r.PostFormValue("content_category")), Subcategory: strings.TrimSpace(r.PostFormValue("content_subcategory"))}
 	var ids []int64
-	for _, s := range r.PostForm["id"] {
+	picked := r.PostForm["id"]
+	// A row's own 一键订阅 button acts on that row alone, whatever is ticked.
+	if one := r.PostFormValue("one"); one != "" {
+		picked = []string{one}
+	}
+	for _, s := range picked {
 		id, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || id <= 0 {
 			c.catalogRefused(w, r, ids, defaults, "请求无效：栏目编号有误，请重新勾选。")

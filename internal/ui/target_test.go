@@ -594,6 +594,15 @@ func TestCatalogBulkSubscribe(t *testing.T) {
 		if mustTarget(t, st, "qingcheng_qcfgw_3001").Enabled {
 			t.Errorf("the unsubscribed column's target is still enabled")
 		}
+		// A row's 一键订阅 subscribes that row alone, whatever else is ticked.
+		rec = w.post(t, "/admin/catalog/subscribe", op, url.Values{"one": {id("3003")}, "id": {id("4001")}})
+		if rec.Code != http.StatusOK || strings.Count(section(rec.Body.String(), "批量订阅结果", "</table>"), "<tr>") != 2 {
+			t.Errorf("一键订阅: status %d; want one column's outcome", rec.Code)
+		}
+		mustTarget(t, st, "qingcheng_qcfgw_3003")
+		if _, err := st.TargetByCode(context.Background(), "qingcheng_qcjyj_4001"); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("一键订阅 of one row subscribed a ticked one too: %v", err)
+		}
 		if rec := w.post(t, "/admin/catalog/subscribe", op, url.Values{}); rec.Code != http.StatusBadRequest ||
 			!strings.Contains(rec.Body.String(), "请先勾选至少一个栏目") {
 			t.Errorf("subscribe with nothing ticked: status %d", rec.Code)
