@@ -661,3 +661,30 @@ func TestTargetCrawlFromTargets(t *testing.T) {
 		t.Errorf("a crafted link makes the target list confirm a crawl that did not happen")
 	}
 }
+
+// A column of a CMS site is edited like any target, but its entry and its
+// department stay those its site department gives; the form does not offer
+// them and a posted value for them changes nothing.
+func TestEditCMSColumn(t *testing.T) {
+	w := simWorld(t, storetest.SQLite(t))
+	op := w.login(t, "operator")
+	const code = "qingcheng_qcfgw_2849"
+	before := mustTarget(t, w.st, code)
+	body := w.get(t, "/admin/targets/"+code+"/edit", op).Body.String()
+	if strings.Contains(body, `name="entry_url"`) || strings.Contains(body, `name="dept_binding"`) || !strings.Contains(body, "由站点部门的绑定决定") {
+		t.Errorf("the edit form of a CMS column offers its entry or binding")
+	}
+	form := editForm(before)
+	form.Set("expected_cadence_days", "12")
+	form.Set("entry_url", "http://www.qingcheng.gov.test/elsewhere/")
+	form.Set("dept_binding", "city_level")
+	rec := w.post(t, "/admin/targets/"+code, op, form)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("save the CMS column: status %d\n%s", rec.Code, rec.Body)
+	}
+	after := mustTarget(t, w.st, code)
+	if after.ExpectedCadenceDays != 12 || after.EntryURL != before.EntryURL || after.DeptBinding != before.DeptBinding {
+		t.Errorf("after the edit: cadence %d entry %q binding %q; want 12 and the entry and binding unchanged",
+			after.ExpectedCadenceDays, after.EntryURL, after.DeptBinding)
+	}
+}
