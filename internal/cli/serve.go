@@ -303,6 +303,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			return err
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
+		Targets: targets,
 		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
 			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
 		}})

@@ -9,12 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"zhizhi/internal/store"
@@ -64,70 +60,8 @@ func TestConsoleInChromium(t *testing.T) {
 	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	shots := artifactDir(t)
-
-	// A safety net against a hung browser, not a measure.
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "zh-CN"))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-
-	// Script errors and refused resources (a CSP violation, a missing
-	// file) are collected: the pages must run clean under their own policy.
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.EntryLevelError && !strings.HasSuffix(ev.Entry.URL, "/favicon.ico") {
-				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
-			}
-		}
-	}))
-	defer cancelTab()
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
-		t.Fatalf("enable the console log: %v", err)
-	}
-
-	shoot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(tab, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	b := openBrowser(t)
+	tab, shoot, text, do := b.tab, b.shoot, b.text, b.do
 
 	// Signed out, the console sends the browser to the login form.
 	do("open the console", chromedp.Navigate(srv.URL+"/admin/"), chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)))
@@ -249,9 +183,5 @@ func TestConsoleInChromium(t *testing.T) {
 	}
 	shoot("09-departments-search")
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("browser reported: %s", p)
-	}
+	b.checkClean()
 }

@@ -158,6 +158,8 @@ func (c *console) departmentShow(w http.ResponseWriter, r *http.Request) {
 	c.render(w, r, http.StatusOK, "department", p)
 }
 
+// runOutcomeLabel says how a run ended, in the staff's words, and the
+// badge colour it gets.
 func runOutcomeLabel(o string) (label, class string) {
 	switch o {
 	case store.RunOK:

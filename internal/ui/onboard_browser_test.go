@@ -1,18 +1,12 @@
 package ui
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"zhizhi/internal/store/storetest"
@@ -39,74 +33,9 @@ func TestWizardInChromium(t *testing.T) {
 	mux.Handle("/admin/", ww.h) // as `zhizhi serve` mounts it
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	shots := artifactDir(t)
-
-	// A safety net against a hung browser, not a measure.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "zh-CN"))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	var (
-		mu       sync.Mutex
-		problems []string
-	)
-	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch ev := ev.(type) {
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+ev.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if ev.Entry.Level == log.EntryLevelError && !strings.HasSuffix(ev.Entry.URL, "/favicon.ico") {
-				problems = append(problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
-			}
-		}
-	}))
-	defer cancelTab()
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
-		t.Fatalf("enable the console log: %v", err)
-	}
-	shoot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(tab, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
-	value := func(sel string) string {
-		t.Helper()
-		s, err := chromedp.Run(tab, chromedp.Value(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("read %s: %v", sel, err)
-		}
-		return s
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(tab, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	b := openBrowser(t)
+	tab, shoot, text, do := b.tab, b.shoot, b.text, b.do
+	value := b.value
 
 	do("log in", chromedp.Navigate(srv.URL+"/admin/adapters/gkmlpt"),
 		chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)),
@@ -168,13 +97,5 @@ func TestWizardInChromium(t *testing.T) {
 	}
 	shoot("wizard-5-preview")
 
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		// The pending row's refusal is a 422 by design; the browser notes it.
-		if strings.Contains(p, "status of 422") {
-			continue
-		}
-		t.Errorf("browser reported: %s", p)
-	}
+	b.checkClean() // the pending row's refusal, a 422 by design, is not counted
 }

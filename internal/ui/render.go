@@ -71,9 +71,9 @@ var nav = []navGroup{
 	{"", []navItem{{Key: "overview", Label: "概览", Href: Prefix + "/"}}},
 	{"采集配置", []navItem{
 		{Key: "sites", Label: "站点", Href: Prefix + "/sites"},
-		{Key: "targets", Label: "采集目标", Soon: true},
+		{Key: "targets", Label: "采集目标", Href: Prefix + "/targets"},
 		{Key: "departments", Label: "部门", Href: Prefix + "/departments"},
-		{Key: "catalog", Label: "栏目目录", Soon: true},
+		{Key: "catalog", Label: "栏目目录", Href: Prefix + "/catalog"},
 		{Key: "wizard", Label: "批量接入向导", Href: Prefix + "/onboard"},
 		{Key: "adapters", Label: "CMS 适配器", Href: Prefix + "/adapters"},
 	}},

@@ -35,8 +35,16 @@ func (c *console) targetCrawl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	back := Prefix + "/sites/" + url.PathEscape(site.SiteCode)
-	if b := r.PostFormValue("back"); crawlBackPage.MatchString(b) {
+	// The page the button was on: a department or the stale list (checked
+	// by pattern), or a target page from a fixed list — never a free
+	// address.
+	switch b := r.PostFormValue("back"); {
+	case crawlBackPage.MatchString(b):
 		back = b
+	case b == "targets":
+		back = Prefix + "/targets"
+	case b == "target":
+		back = targetURL(code)
 	}
 	// A disabled target (or one of a disabled site or department) is not
 	// crawled by the workers either; queueing it would only look like work.

@@ -23,6 +23,7 @@ import (
 	"zhizhi/internal/onboard"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
+	"zhizhi/internal/target"
 )
 
 // Prefix is where the console lives; the handler New returns serves only
@@ -50,6 +51,10 @@ type Options struct {
 	Onboard func(ctx context.Context) (*onboard.Wizard, error)
 	Log     *slog.Logger
 	Now     func() time.Time
+	// Targets changes targets (create, edit, the dry-run gate, catalog
+	// subscriptions). Nil: one on Store without a dry-run, which refuses to
+	// save any target that has a sample article.
+	Targets *target.Service
 }
 
 // console holds the dependencies every page handler shares.
@@ -65,6 +70,7 @@ type console struct {
 	loc       *time.Location
 	pages     map[string]*template.Template
 	static    fs.FS
+	targets   *target.Service
 }
 
 // New builds the console handler; it fails when a template does not parse.
@@ -84,7 +90,10 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	pages, err := parsePages(files, c.funcs())
+	if c.targets = opts.Targets; c.targets == nil {
+		c.targets = &target.Service{Store: opts.Store, Location: c.loc}
+	}
+	pages, err := parsePages(files, c.withTargetFuncs(c.funcs()))
 	if err != nil {
 		return nil, fmt.Errorf("admin console: %w", err)
 	}
@@ -117,6 +126,7 @@ func (c *console) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"/sites", c.require(v, c.siteList))
 	mux.Handle("GET "+Prefix+"/sites/{code}", c.require(v, c.siteShow))
 	mux.Handle("POST "+Prefix+"/targets/{code}/crawl", c.require(o, c.targetCrawl))
+	c.targetRoutes(mux, v, o)
 	mux.Handle("GET "+Prefix+"/hosts", c.require(v, c.hostList))
 	mux.Handle("POST "+Prefix+"/hosts/{host}/clear", c.require(a, c.hostClear))
 	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))

@@ -1,0 +1,253 @@
+package ui
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"zhizhi/internal/store/storetest"
+)
+
+// browser is a headless Chromium tab on the console with the helpers a
+// test drives it by; it collects script errors and refused resources.
+type browser struct {
+	t        *testing.T
+	tab      context.Context
+	shots    string
+	mu       sync.Mutex
+	problems []string
+}
+
+// openBrowser starts Chromium for the test (skipped without it, failed
+// without it under CI=true) and closes it when the test ends.
+func openBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := os.Stat(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is required under CI=true: %v", err)
+		}
+		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
+	}
+	b := &browser{t: t, shots: artifactDir(t)}
+	// A safety net against a hung browser, not a measure.
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
+		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
+		chromedp.Flag("lang", "zh-CN"))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch ev := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+ev.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			// A refused form answers 4xx on purpose; the browser logs the
+			// status as a network error, which is not a problem of the page.
+			if ev.Entry.Level == log.EntryLevelError && !strings.HasSuffix(ev.Entry.URL, "/favicon.ico") &&
+				!(ev.Entry.Source == log.EntrySourceNetwork && strings.Contains(ev.Entry.Text, "status of 4")) {
+				b.problems = append(b.problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
+			}
+		}
+	}))
+	t.Cleanup(cancelTab)
+	if err := chromedp.Do(tab); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
+		t.Fatalf("enable the console log: %v", err)
+	}
+	b.tab = tab
+	return b
+}
+
+func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.tab, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b *browser) text(sel string) string {
+	b.t.Helper()
+	var err error
+	// A node found just before the page replaced it (a navigation
+	// finishing, an htmx swap) is gone by the read: look again.
+	for range 3 {
+		var s string
+		if s, err = chromedp.Run(b.tab, chromedp.Text(chromedp.CSS(sel))); err == nil {
+			return s
+		}
+		if !strings.Contains(err.Error(), "No node with given id") {
+			break
+		}
+	}
+	b.t.Fatalf("read %s: %v", sel, err)
+	return ""
+}
+
+func (b *browser) value(sel string) string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.tab, chromedp.Value(chromedp.CSS(sel)))
+	if err != nil {
+		b.t.Fatalf("read the value of %s: %v", sel, err)
+	}
+	return s
+}
+
+func (b *browser) shoot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// checkClean fails the test for every script error or refused resource.
+func (b *browser) checkClean() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, p := range b.problems {
+		b.t.Errorf("browser reported: %s", p)
+	}
+}
+
+// TestTargetsInChromium drives the target pages and the column catalog as
+// an operator does, with the real crawler's dry-run against the simulated
+// web: add a target whose dry-run fails, see it refused, fix it, see it
+// pass and save; then subscribe columns in bulk from the catalog, a
+// pending one refused first. Every step is photographed.
+func TestTargetsInChromium(t *testing.T) {
+	b := openBrowser(t)
+	w := simWorld(t, storetest.SQLite(t))
+	reg := seedCatalog(t, w.st)
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	b.do("log in", chromedp.Navigate(srv.URL+"/admin/targets"), chromedp.WaitVisible(chromedp.CSS(`input[name=username]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=username]`), "operator"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "pw-operator"),
+		chromedp.Click(chromedp.CSS(`button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#target-table`)))
+	if s := b.text(`#target-table`); !strings.Contains(s, "lianzhou_tzgg") || !strings.Contains(s, "立即采集") {
+		t.Errorf("the target list shows:\n%s", s)
+	}
+	b.shoot("t1-targets")
+
+	// A new target whose "sample" is the list page: the dry-run is red.
+	const code = "lianzhou_tzgg_copy"
+	b.do("open the new-target form", chromedp.Click(chromedp.CSS(`a[href="/admin/targets/new"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#target-form`)),
+		chromedp.SetValue(chromedp.CSS(`select[name=site_code]`), "lianzhou"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=target_code]`), code),
+		chromedp.SendKeys(chromedp.CSS(`input[name=target_name]`), "连州市通知公告（副本）"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=entry_url]`), lianzhouList),
+		chromedp.SendKeys(chromedp.CSS(`input[name=sample_article_url]`), lianzhouList),
+		chromedp.SetValue(chromedp.CSS(`select[name=dept_binding]`), "mapped"),
+		chromedp.SetValue(chromedp.CSS(`select[name=local_dept_id]`), "2403"),
+		chromedp.SendKeys(chromedp.CSS(`input[name=channel_name]`), "通知公告"),
+		chromedp.SetValue(chromedp.CSS(`select[name=schedule]`), "weekly"),
+		chromedp.SetValue(chromedp.CSS(`input[name=expected_cadence_days]`), "3"))
+	b.shoot("t2-target-new")
+	b.do("run the dry-run", chromedp.Click(chromedp.CSS(`button.dryrun-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`.dryrun-verdict.bad`)))
+	if s := b.text(`#dryrun`); !strings.Contains(s, "标题非空") || !strings.Contains(s, "未通过") {
+		t.Errorf("the red dry-run shows:\n%s", s)
+	}
+	if loc, _ := chromedp.Run(b.tab, chromedp.Location()); !strings.HasSuffix(loc, "/admin/targets/new") {
+		t.Errorf("the dry-run left the page for %s; want it shown in place", loc)
+	}
+	b.shoot("t3-dryrun-red")
+
+	b.do("save anyway", chromedp.Click(chromedp.CSS(`button.save-btn`)), chromedp.WaitVisible(chromedp.CSS(`.flash.err`)))
+	if s := b.text(`.flash.err`); !strings.Contains(s, "试运行未通过") {
+		t.Errorf("saving with a red dry-run says %q", s)
+	}
+	if got := b.value(`input[name=target_code]`); got != code {
+		t.Errorf("after the refusal the code is %q; want the person's input kept", got)
+	}
+	if got := b.value(`select[name=local_dept_id]`); got != "2403" {
+		t.Errorf("after the refusal the department is %q; want 2403 kept", got)
+	}
+	if _, err := w.st.TargetByCode(context.Background(), code); err == nil {
+		t.Fatalf("the target was saved with a red dry-run")
+	}
+	b.shoot("t4-save-refused")
+
+	// Fixed: a real article of the column.
+	b.do("fix the sample and dry-run again",
+		chromedp.SetValue(chromedp.CSS(`input[name=sample_article_url]`), lianzhouArticle),
+		chromedp.Click(chromedp.CSS(`button.dryrun-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`.dryrun-verdict.ok`)))
+	if s := b.text(`#dryrun`); !strings.Contains(s, "试运行通过") || !strings.Contains(s, "公开属性") {
+		t.Errorf("the green dry-run shows:\n%s", s)
+	}
+	b.shoot("t5-dryrun-green")
+	b.do("save", chromedp.Click(chromedp.CSS(`button.save-btn`)), chromedp.WaitVisible(chromedp.CSS(`table.provenance`)))
+	if s := b.text(`.flash.ok`); !strings.Contains(s, "已保存采集目标") {
+		t.Errorf("after saving the page says %q", s)
+	}
+	tg, err := w.st.TargetByCode(context.Background(), code)
+	if err != nil || tg.SampleArticleURL != lianzhouArticle || tg.CreatedBy != "user:operator" {
+		t.Fatalf("saved target: %+v %v", tg, err)
+	}
+	b.shoot("t6-target-saved")
+
+	// The catalog: a column of a pending department refuses the batch.
+	box := func(col string) string { return `input[name=id][value="` + strconv.FormatInt(reg[col], 10) + `"]` }
+	b.do("open the catalog", chromedp.Click(chromedp.CSS(`nav.side a[href="/admin/catalog"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#catalog-table`)))
+	if s := b.text(`aside.tag-cloud`); !strings.Contains(s, "财政") || !strings.Contains(s, "教育") {
+		t.Errorf("the tag cloud shows:\n%s", s)
+	}
+	b.shoot("t7-catalog")
+	b.do("subscribe with a pending column", chromedp.Click(chromedp.CSS(box("3001"))), chromedp.Click(chromedp.CSS(box("4001"))),
+		chromedp.Click(chromedp.CSS(`.bulk-bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`section.refused`)))
+	if s := b.text(`section.refused`); !strings.Contains(s, "教育动态") {
+		t.Errorf("the refusal shows:\n%s", s)
+	}
+	b.shoot("t8-catalog-refused")
+
+	b.do("untick the pending column and subscribe", chromedp.Click(chromedp.CSS(box("4001"))),
+		chromedp.Click(chromedp.CSS(box("3002"))),
+		chromedp.SetValue(chromedp.CSS(`.bulk-bar select[name=schedule]`), "weekly"),
+		chromedp.SetValue(chromedp.CSS(`.bulk-bar input[name=content_category]`), "财政信息"),
+		chromedp.Click(chromedp.CSS(`.bulk-bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`section.results`)))
+	if s := b.text(`section.results`); strings.Count(s, "已订阅（新建目标）") != 2 {
+		t.Errorf("the outcomes show:\n%s", s)
+	}
+	for _, c := range []string{"qingcheng_qcfgw_3001", "qingcheng_qcfgw_3002"} {
+		if tg, err := w.st.TargetByCode(context.Background(), c); err != nil || tg.ContentCategory != "财政信息" {
+			t.Errorf("%s after the bulk subscribe: %+v %v", c, tg, err)
+		}
+	}
+	b.shoot("t9-catalog-subscribed")
+
+	b.do("filter by a tag", chromedp.Click(chromedp.CSS(`aside.tag-cloud a.tag:first-of-type`)),
+		chromedp.WaitVisible(chromedp.CSS(`aside.tag-cloud a.tag.active`)))
+	if loc, _ := chromedp.Run(b.tab, chromedp.Location()); !strings.Contains(loc, "tag=") {
+		t.Errorf("a click on a tag led to %s", loc)
+	}
+	b.checkClean()
+}
