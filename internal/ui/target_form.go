@@ -19,6 +19,10 @@ type targetForm struct {
 	Edit bool   // editing an existing target (Code), not adding one
 	Code string // the target edited
 	CMS  bool   // the target hangs under a CMS site department: entry and binding follow from it
+	// Refused says why the last save was refused. It is shown inside the
+	// form, which a new dry-run replaces, so a green dry-run never sits
+	// under an old red verdict.
+	Refused string
 
 	SiteCode, TargetCode, TargetName, EntryURL, SampleArticleURL  string
 	DeptPath, ColumnID, DeptBinding, LocalDeptID                  string
@@ -213,7 +217,8 @@ func (c *console) renderTargetForm(w http.ResponseWriter, r *http.Request, statu
 	if f.Edit {
 		title = "编辑采集目标 · " + f.Code
 	}
-	c.render(w, r, status, "target_form", page{Title: title, Active: "targets", Error: msg, Data: f})
+	f.Refused = msg
+	c.render(w, r, status, "target_form", page{Title: title, Active: "targets", Data: f})
 }
 
 func targetURL(code string) string { return Prefix + "/targets/" + url.PathEscape(code) }
