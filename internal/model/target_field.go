@@ -99,13 +99,15 @@ func SetTargetField(t *Target, field, value string) error {
 		*p = value
 		return nil
 	}
-	var err error
 	if p := intField(t, field); p != nil {
-		if *p, err = strconv.Atoi(value); err != nil {
+		n, err := strconv.Atoi(value)
+		if err != nil {
 			return fmt.Errorf("target field %s: %q is not a whole number", field, value)
 		}
+		*p = n
 		return nil
 	}
+	var err error
 	switch field {
 	case FieldDept:
 		t.DeptBinding, t.DeptID, err = ParseDeptValue(value)
