@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -71,14 +72,14 @@ func newAPIKeyCreateCmd() *cobra.Command {
 			if err != nil {
 				return exitCode(2, "apikey create: "+err.Error())
 			}
-			st, svc, err := authService(cmd)
+			var key string
+			var k *store.APIKey
+			err = withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) (err error) {
+				key, k, err = svc.CreateAPIKey(ctx, actor, userName, name, sc, exp)
+				return err
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			key, k, err := svc.CreateAPIKey(cmd.Context(), cliActor(), userName, name, sc, exp)
-			if err != nil {
-				return authExit(err)
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintln(out, key)
@@ -106,14 +107,13 @@ func newAPIKeyListCmd() *cobra.Command {
 		Short: "List the API keys (never the keys themselves) with owner, scopes, last use and state",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := authService(cmd)
+			var keys []store.APIKey
+			err := withAuth(cmd, func(ctx context.Context, svc *auth.Service, _ string) (err error) {
+				keys, err = svc.ListAPIKeys(ctx, userName)
+				return err
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			keys, err := svc.ListAPIKeys(cmd.Context(), userName)
-			if err != nil {
-				return authExit(err)
 			}
 			now := time.Now()
 			t := &table{header: []string{"ID", "用户 USER", "名称 NAME", "前缀 PREFIX", "权限 SCOPES", "创建时间 CREATED", "最近使用 LAST USED", "到期 EXPIRES", "状态 STATE"}}
@@ -156,13 +156,11 @@ func newAPIKeyRevokeCmd() *cobra.Command {
 			if err != nil || id <= 0 {
 				return exitCode(2, fmt.Sprintf("apikey revoke: %q is not a key ID: give the number in the ID column of `zhizhi apikey list`", args[0]))
 			}
-			st, svc, err := authService(cmd)
+			err = withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) error {
+				return svc.RevokeAPIKey(ctx, actor, id)
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			if err := svc.RevokeAPIKey(cmd.Context(), cliActor(), id); err != nil {
-				return authExit(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "密钥 #%d 已吊销，此后的请求一律拒绝。\n", id)
 			return nil

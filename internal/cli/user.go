@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -33,13 +34,19 @@ terminal, twice, or from standard input with --password-stdin.`,
 	return cmd
 }
 
-// authService opens the store and the user service on it.
-func authService(cmd *cobra.Command) (*store.Store, *auth.Service, error) {
+// withAuth opens the store and the user service on it, runs do as the
+// person at the terminal and closes the store again. A failure of do is
+// turned into an exit code by authExit.
+func withAuth(cmd *cobra.Command, do func(ctx context.Context, svc *auth.Service, actor string) error) error {
 	st, err := openStore(cmd.Context())
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	return st, auth.New(st, auth.Options{}), nil
+	defer st.Close()
+	if err := do(cmd.Context(), auth.New(st, auth.Options{}), cliActor()); err != nil {
+		return authExit(err)
+	}
+	return nil
 }
 
 // cliActor names the person at the terminal in the audit trail.
@@ -152,14 +159,13 @@ func newUserAddCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, svc, err := authService(cmd)
+			var u *store.User
+			err = withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) (err error) {
+				u, err = svc.CreateUser(ctx, actor, name, pw, r)
+				return err
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			u, err := svc.CreateUser(cmd.Context(), cliActor(), name, pw, r)
-			if err != nil {
-				return authExit(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "已添加用户 %s，角色 %s。\n", u.Username, roleText(auth.Role(u.Role)))
 			return nil
@@ -176,14 +182,13 @@ func newUserListCmd() *cobra.Command {
 		Short: "List the users with their role, state and last sign-in",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := authService(cmd)
+			var users []store.User
+			err := withAuth(cmd, func(ctx context.Context, svc *auth.Service, _ string) (err error) {
+				users, err = svc.ListUsers(ctx)
+				return err
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			users, err := svc.ListUsers(cmd.Context())
-			if err != nil {
-				return exitCode(1, err.Error())
 			}
 			t := &table{header: []string{"ID", "用户名 USERNAME", "角色 ROLE", "状态 STATE", "最近登录 LAST LOGIN", "创建时间 CREATED"}}
 			for _, u := range users {
@@ -217,13 +222,11 @@ func newUserPasswdCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, svc, err := authService(cmd)
+			err = withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) error {
+				return svc.SetPassword(ctx, actor, name, pw)
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			if err := svc.SetPassword(cmd.Context(), cliActor(), name, pw); err != nil {
-				return authExit(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "用户 %s 的密码已更改，其所有登录会话已结束。\n", name)
 			return nil
@@ -243,13 +246,11 @@ func newUserRoleCmd() *cobra.Command {
 			if err != nil {
 				return exitCode(2, "user role: "+err.Error())
 			}
-			st, svc, err := authService(cmd)
+			err = withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) error {
+				return svc.SetRole(ctx, actor, args[0], r)
+			})
 			if err != nil {
 				return err
-			}
-			defer st.Close()
-			if err := svc.SetRole(cmd.Context(), cliActor(), args[0], r); err != nil {
-				return authExit(err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "用户 %s 的角色已改为 %s。\n", strings.ToLower(strings.TrimSpace(args[0])), roleText(r))
 			return nil
@@ -258,40 +259,32 @@ func newUserRoleCmd() *cobra.Command {
 }
 
 func newUserDisableCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "disable NAME",
-		Short: "Stop a user signing in; their sessions end and their API keys stop at once",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := authService(cmd)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := svc.DisableUser(cmd.Context(), cliActor(), args[0]); err != nil {
-				return authExit(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "用户 %s 已停用：登录会话已结束，API 密钥已失效。\n", strings.ToLower(strings.TrimSpace(args[0])))
-			return nil
-		},
-	}
+	return newUserSwitchCmd("disable NAME",
+		"Stop a user signing in; their sessions end and their API keys stop at once",
+		(*auth.Service).DisableUser, "用户 %s 已停用：登录会话已结束，API 密钥已失效。\n")
 }
 
 func newUserEnableCmd() *cobra.Command {
+	return newUserSwitchCmd("enable NAME",
+		"Let a disabled user sign in again; their keys that are not revoked or expired work again",
+		(*auth.Service).EnableUser, "用户 %s 已重新启用。\n")
+}
+
+// newUserSwitchCmd makes a command that turns one user on or off with
+// change and then says so with done, a format taking the username.
+func newUserSwitchCmd(use, short string, change func(*auth.Service, context.Context, string, string) error, done string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "enable NAME",
-		Short: "Let a disabled user sign in again; their keys that are not revoked or expired work again",
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := authService(cmd)
+			err := withAuth(cmd, func(ctx context.Context, svc *auth.Service, actor string) error {
+				return change(svc, ctx, actor, args[0])
+			})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if err := svc.EnableUser(cmd.Context(), cliActor(), args[0]); err != nil {
-				return authExit(err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "用户 %s 已重新启用。\n", strings.ToLower(strings.TrimSpace(args[0])))
+			fmt.Fprintf(cmd.OutOrStdout(), done, strings.ToLower(strings.TrimSpace(args[0])))
 			return nil
 		},
 	}

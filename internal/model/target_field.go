@@ -41,31 +41,52 @@ func IsTargetField(field string) bool {
 	return false
 }
 
-// TargetFieldValue returns the field of t as the text an override stores.
-func TargetFieldValue(t *Target, field string) (string, error) {
+// textField and intField point at the field of t that a name stands for,
+// nil when the name is not one of theirs: one table serves reading and
+// setting, so the two cannot drift apart.
+func textField(t *Target, field string) *string {
 	switch field {
 	case FieldTargetName:
-		return t.TargetName, nil
+		return &t.TargetName
 	case FieldEntryURL:
-		return t.EntryURL, nil
+		return &t.EntryURL
 	case FieldSampleArticleURL:
-		return t.SampleArticleURL, nil
+		return &t.SampleArticleURL
+	case FieldChannelName:
+		return &t.ChannelName
+	case FieldChannelPath:
+		return &t.ChannelPath
+	case FieldContentCategory:
+		return &t.ContentCategory
+	case FieldContentSubcategory:
+		return &t.ContentSubcategory
+	case FieldScheduleCron:
+		return &t.ScheduleCron
+	}
+	return nil
+}
+
+func intField(t *Target, field string) *int {
+	switch field {
+	case FieldExpectedCadenceDays:
+		return &t.ExpectedCadenceDays
+	case FieldIntervalSec:
+		return &t.IntervalSec
+	}
+	return nil
+}
+
+// TargetFieldValue returns the field of t as the text an override stores.
+func TargetFieldValue(t *Target, field string) (string, error) {
+	if p := textField(t, field); p != nil {
+		return *p, nil
+	}
+	if p := intField(t, field); p != nil {
+		return strconv.Itoa(*p), nil
+	}
+	switch field {
 	case FieldDept:
 		return DeptValue(t.DeptBinding, t.DeptID), nil
-	case FieldChannelName:
-		return t.ChannelName, nil
-	case FieldChannelPath:
-		return t.ChannelPath, nil
-	case FieldContentCategory:
-		return t.ContentCategory, nil
-	case FieldContentSubcategory:
-		return t.ContentSubcategory, nil
-	case FieldScheduleCron:
-		return t.ScheduleCron, nil
-	case FieldExpectedCadenceDays:
-		return strconv.Itoa(t.ExpectedCadenceDays), nil
-	case FieldIntervalSec:
-		return strconv.Itoa(t.IntervalSec), nil
 	case FieldEnabled:
 		return strconv.FormatBool(t.Enabled), nil
 	}
@@ -74,37 +95,22 @@ func TargetFieldValue(t *Target, field string) (string, error) {
 
 // SetTargetField sets the field of t from its stored text.
 func SetTargetField(t *Target, field, value string) error {
-	atoi := func() (int, error) {
+	if p := textField(t, field); p != nil {
+		*p = value
+		return nil
+	}
+	if p := intField(t, field); p != nil {
 		n, err := strconv.Atoi(value)
 		if err != nil {
-			return 0, fmt.Errorf("target field %s: %q is not a whole number", field, value)
+			return fmt.Errorf("target field %s: %q is not a whole number", field, value)
 		}
-		return n, nil
+		*p = n
+		return nil
 	}
 	var err error
 	switch field {
-	case FieldTargetName:
-		t.TargetName = value
-	case FieldEntryURL:
-		t.EntryURL = value
-	case FieldSampleArticleURL:
-		t.SampleArticleURL = value
 	case FieldDept:
 		t.DeptBinding, t.DeptID, err = ParseDeptValue(value)
-	case FieldChannelName:
-		t.ChannelName = value
-	case FieldChannelPath:
-		t.ChannelPath = value
-	case FieldContentCategory:
-		t.ContentCategory = value
-	case FieldContentSubcategory:
-		t.ContentSubcategory = value
-	case FieldScheduleCron:
-		t.ScheduleCron = value
-	case FieldExpectedCadenceDays:
-		t.ExpectedCadenceDays, err = atoi()
-	case FieldIntervalSec:
-		t.IntervalSec, err = atoi()
 	case FieldEnabled:
 		t.Enabled, err = strconv.ParseBool(value)
 		if err != nil {

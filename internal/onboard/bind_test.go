@@ -1,13 +1,13 @@
 package onboard
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"zhizhi/internal/config"
 	"zhizhi/internal/model"
+	"zhizhi/internal/onboard/onboardtest"
 )
 
 // bundledConfig is the repository's configuration directory.
@@ -16,16 +16,7 @@ const bundledConfig = "../../config"
 // bundledDirectory is the bundled departments.csv as the wizard sees it.
 func bundledDirectory(t testing.TB) *Directory {
 	t.Helper()
-	f, err := os.Open(filepath.Join(bundledConfig, config.DepartmentsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	depts, bad := config.ReadDepartmentsCSV(f, config.DepartmentsFile)
-	if len(bad) > 0 {
-		t.Fatalf("departments.csv: %v", bad)
-	}
-	return NewDirectory(depts)
+	return NewDirectory(onboardtest.Departments(t, filepath.Join(bundledConfig, config.DepartmentsFile)))
 }
 
 func id(n int64) *int64 { return &n }

@@ -9,6 +9,7 @@ import (
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
+	"zhizhi/internal/onboard/onboardtest"
 )
 
 // TestWizardCityPortal: the city portal, a gkmlpt site behind a cookie
@@ -42,14 +43,7 @@ func TestWizardCityPortal(t *testing.T) {
 		return
 	}
 
-	c, err := fetch.NewClient(fetch.ClientOptions{
-		Store: sw.store, Resolve: mustResolve(t, sw.sim.ResolveString()), Version: "test",
-		ContactURL: "https://zhizhi.example/contact", Browser: fetch.Chromium("", nil),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := onboardtest.Client(t, sw.store, sw.Sim.ResolveString(), fetch.Chromium("", nil))
 	w := &Wizard{Fetch: c, Bundle: &b}
 	ds := w.Detect(ctx, lines)
 	if !ds[0].Matched() || ds[0].AdapterID != "gkmlpt" || !ds[0].Browser {
@@ -97,9 +91,9 @@ func TestWizardCityPortal(t *testing.T) {
 		t.Fatalf("drafts refused: %v", ps)
 	}
 	cfg := t.TempDir()
-	copyFile(t, bundledConfig+"/cms/gkmlpt.yaml", cfg+"/cms/gkmlpt.yaml")
-	copyFile(t, bundledConfig+"/"+config.DepartmentsFile, cfg+"/"+config.DepartmentsFile)
-	writeFile(t, cfg+"/"+drafts[0].Name, drafts[0].YAML)
+	onboardtest.CopyFile(t, bundledConfig+"/cms/gkmlpt.yaml", cfg+"/cms/gkmlpt.yaml")
+	onboardtest.CopyFile(t, bundledConfig+"/"+config.DepartmentsFile, cfg+"/"+config.DepartmentsFile)
+	onboardtest.WriteFile(t, cfg+"/"+drafts[0].Name, drafts[0].YAML)
 	loaded, problems := config.Load(cfg)
 	if config.HasErrors(problems) {
 		t.Fatalf("the draft does not load: %v\n%s", config.Errors(problems), drafts[0].YAML)
@@ -107,13 +101,4 @@ func TestWizardCityPortal(t *testing.T) {
 	if got := loaded.Sites[0]; got.FetchStrategy != config.FetchBrowser || got.SiteRole != model.RoleQingyuanLocal || got.AdapterParams["sid"] != "755010" {
 		t.Errorf("draft site: strategy %q role %q sid %v; want browser, qingyuan_local, 755010", got.FetchStrategy, got.SiteRole, got.AdapterParams["sid"])
 	}
-}
-
-func mustResolve(t *testing.T, s string) fetch.ResolveMap {
-	t.Helper()
-	rm, err := fetch.ParseResolveMap(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rm
 }

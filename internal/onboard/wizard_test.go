@@ -1,24 +1,16 @@
 package onboard
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
-	"io"
-	"io/fs"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"zhizhi/internal/config"
-	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
-	"zhizhi/internal/sim"
+	"zhizhi/internal/onboard/onboardtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -26,111 +18,33 @@ import (
 // deadHost is a host the resolve map sends to a closed loopback port.
 const deadHost = "dead.gov.test"
 
-// simWizard is a simulated web with four generated counties (c001 and
-// c003 run gkmlpt, c002 and c004 are template sites), a store holding
-// the bundled and the counties' departments, and a wizard over the
-// bundled configuration with a polite client at the default pace.
+// simWizard is the simulated counties, a store holding the bundled and
+// the counties' departments, and a wizard over the bundled configuration
+// with a polite client at the default pace.
 type simWizard struct {
-	sim    *sim.World
+	*onboardtest.Counties
 	store  *store.Store
 	wizard *Wizard
 	dir    *Directory
-	truth  *config.Bundle // the counties' own configuration, as the sim writes it
-	truthD string         // its directory
 }
 
 func newSimWizard(t *testing.T) *simWizard {
 	t.Helper()
 	ctx := context.Background()
-	w, err := sim.Start(ctx, sim.Options{Seed: 1, Counties: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.Close)
-	truthDir := filepath.Join(t.TempDir(), "counties")
-	if err := w.WriteCountyConfig(truthDir, bundledConfig); err != nil {
-		t.Fatal(err)
-	}
-	truth, problems := config.Load(truthDir)
-	if config.HasErrors(problems) {
-		t.Fatalf("county config: %v", config.Errors(problems))
-	}
+	cs := onboardtest.StartCounties(t, bundledConfig)
 	b, problems := config.Load(bundledConfig)
 	if config.HasErrors(problems) {
 		t.Fatalf("bundled config: %v", config.Errors(problems))
 	}
-
 	st := storetest.SQLite(t)
-	for _, csv := range []string{filepath.Join(bundledConfig, config.DepartmentsFile), filepath.Join(truthDir, config.DepartmentsFile)} {
-		f, err := os.Open(csv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		depts, bad := config.ReadDepartmentsCSV(f, csv)
-		f.Close()
-		if len(bad) > 0 {
-			t.Fatalf("%s: %v", csv, bad)
-		}
-		if _, _, err := st.ImportDepartments(ctx, depts); err != nil {
-			t.Fatal(err)
-		}
-	}
+	onboardtest.ImportDepartments(t, st, filepath.Join(bundledConfig, config.DepartmentsFile))
+	onboardtest.ImportDepartments(t, st, filepath.Join(cs.Dir, config.DepartmentsFile))
 	depts, err := st.ListDepartments(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// A port nothing listens on: take one and let it go.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().String()
-	l.Close()
-	rm, err := fetch.ParseResolveMap(w.ResolveString() + "," + deadHost + "=" + closed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := fetch.NewClient(fetch.ClientOptions{Store: st, Resolve: rm, Version: "test", ContactURL: "https://zhizhi.example/contact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &simWizard{sim: w, store: st, wizard: &Wizard{Fetch: c, Bundle: b}, dir: NewDirectory(depts), truth: truth, truthD: truthDir}
-}
-
-// truthSite is the counties' configured site of host.
-func (sw *simWizard) truthSite(t *testing.T, host string) *config.SiteFile {
-	t.Helper()
-	for _, s := range sw.truth.Sites {
-		if hostOf(s.BaseURL) == host {
-			return s
-		}
-	}
-	t.Fatalf("no county site %s in the sim's configuration", host)
-	return nil
-}
-
-// treeSum fingerprints every file under dir.
-func treeSum(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(h, p)
-		if d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		h.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
+	c := onboardtest.Client(t, st, cs.Sim.ResolveString()+","+deadHost+"="+onboardtest.ClosedAddr(t), nil)
+	return &simWizard{Counties: cs, store: st, wizard: &Wizard{Fetch: c, Bundle: b}, dir: NewDirectory(depts)}
 }
 
 // TestWizardOnSimulatedWeb runs the four steps on the simulated web as the
@@ -149,7 +63,7 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 	}
 	ctx := context.Background()
 	sw := newSimWizard(t)
-	liveBefore := treeSum(t, bundledConfig)
+	liveBefore := onboardtest.TreeSum(t, bundledConfig)
 
 	// Step 1: paste and detect.
 	paste := strings.Join([]string{
@@ -198,7 +112,7 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 		t.Fatalf("%d scanned sites, want the 3 matched: %+v", len(sites), sites)
 	}
 	for _, s := range sites[:2] {
-		truth := sw.truthSite(t, hostOf(s.BaseURL))
+		truth := sw.Site(t, hostOf(s.BaseURL))
 		if s.Problem != "" {
 			t.Fatalf("%s: scan problem %s", s.BaseURL, s.Problem)
 		}
@@ -241,7 +155,7 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 	// Step 3: suggestions map each county dept to its department.
 	sw.dir.SuggestAll(sites)
 	for _, s := range sites[:2] {
-		truth := sw.truthSite(t, hostOf(s.BaseURL))
+		truth := sw.Site(t, hostOf(s.BaseURL))
 		for i, d := range s.Depts {
 			want := truth.Depts[i].LocalDeptID
 			if d.Binding != model.BindingMapped || d.LocalDeptID == nil || *d.LocalDeptID != *want {
@@ -273,11 +187,11 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 	}
 	t.Logf("draft %s:\n%s", drafts[0].Name, drafts[0].YAML)
 	cfg := t.TempDir()
-	copyFile(t, filepath.Join(bundledConfig, config.CMSDir, "gkmlpt.yaml"), filepath.Join(cfg, config.CMSDir, "gkmlpt.yaml"))
-	copyFile(t, filepath.Join(bundledConfig, config.TopicsFile), filepath.Join(cfg, config.TopicsFile))
-	copyFile(t, filepath.Join(sw.truthD, config.DepartmentsFile), filepath.Join(cfg, config.DepartmentsFile))
+	onboardtest.CopyFile(t, filepath.Join(bundledConfig, config.CMSDir, "gkmlpt.yaml"), filepath.Join(cfg, config.CMSDir, "gkmlpt.yaml"))
+	onboardtest.CopyFile(t, filepath.Join(bundledConfig, config.TopicsFile), filepath.Join(cfg, config.TopicsFile))
+	onboardtest.CopyFile(t, filepath.Join(sw.Dir, config.DepartmentsFile), filepath.Join(cfg, config.DepartmentsFile))
 	for _, d := range drafts {
-		writeFile(t, filepath.Join(cfg, filepath.FromSlash(d.Name)), d.YAML)
+		onboardtest.WriteFile(t, filepath.Join(cfg, filepath.FromSlash(d.Name)), d.YAML)
 	}
 	loaded, problems := config.Load(cfg)
 	if config.HasErrors(problems) {
@@ -325,19 +239,9 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	zr, err := zip.NewReader(bytes.NewReader(z), int64(len(z)))
-	if err != nil {
-		t.Fatal(err)
-	}
 	inZip := map[string]string{}
-	for _, f := range zr.File {
-		rc, err := f.Open()
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(rc)
-		rc.Close()
-		inZip[f.Name] = string(b)
+	for _, f := range onboardtest.Unzip(t, z) {
+		inZip[f.Name] = f.Body
 	}
 	for _, d := range drafts {
 		if inZip[d.Name] != d.YAML {
@@ -350,7 +254,7 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 
 	// Nothing written: the live configuration is as it was, and no site,
 	// dept or target row exists.
-	if treeSum(t, bundledConfig) != liveBefore {
+	if onboardtest.TreeSum(t, bundledConfig) != liveBefore {
 		t.Errorf("the live configuration directory changed")
 	}
 	if got, err := sw.store.ListSites(ctx); err != nil || len(got) != 0 {
@@ -363,8 +267,8 @@ func TestWizardOnSimulatedWeb(t *testing.T) {
 	// Politely: on every county host robots.txt came first, every request
 	// carried zhizhi's name, none overlapped another at the host, and each
 	// is in crawl_log.
-	for _, host := range sw.sim.CountyHosts() {
-		log := sw.sim.AccessLog(host)
+	for _, host := range sw.Sim.CountyHosts() {
+		log := sw.Sim.AccessLog(host)
 		if len(log) == 0 {
 			if host != "c004.county.gov.test" {
 				t.Errorf("%s: no requests", host)
@@ -397,23 +301,4 @@ func deref(p *int64) any {
 		return nil
 	}
 	return *p
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, to, string(b))
-}
-
-func writeFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
 }

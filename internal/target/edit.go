@@ -182,7 +182,7 @@ func (s *Service) update(ctx context.Context, code string, patch Patch, actor st
 	if err := checkActor(actor); err != nil {
 		return nil, err
 	}
-	before, err := s.targetByCode(ctx, code)
+	before, err := targetByCode(ctx, s.Store, code)
 	if err != nil {
 		return nil, err
 	}
@@ -364,10 +364,7 @@ func (s *Service) SetEnabled(ctx context.Context, code string, enabled bool, rea
 	}
 	var out *model.Target
 	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
-		before, err := tx.TargetByCode(ctx, code)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("target %q does not exist (see `zhizhi target list`): %w", code, ErrNotFound)
-		}
+		before, err := targetByCode(ctx, tx, code)
 		if err != nil {
 			return err
 		}
@@ -375,26 +372,34 @@ func (s *Service) SetEnabled(ctx context.Context, code string, enabled bool, rea
 		if before.Enabled == enabled {
 			return nil
 		}
-		after := *before
-		after.Enabled = enabled
-		if err := tx.SetTargetEnabled(ctx, before.ID, enabled); err != nil {
-			return err
-		}
-		if err := recordOverrides(ctx, tx, before, &after, []string{model.FieldEnabled}, actor); err != nil {
-			return err
-		}
 		action := "target.disable"
 		if enabled {
 			action = "target.enable"
 		}
-		out = &after
-		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: action, ObjectType: "target",
-			ObjectID: code, Before: auditJSON(before), After: auditJSON(&after), Detail: reason})
+		out, err = switchEnabled(ctx, tx, before, enabled, action, reason, actor)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("set target %s enabled: %w", code, err)
 	}
 	return out, nil
+}
+
+// switchEnabled turns the target before on or off inside tx, keeps the
+// state as an override where the target is declared in YAML, and records
+// the change in the audit trail as action, with detail. It returns the
+// target as it is now.
+func switchEnabled(ctx context.Context, tx *store.Tx, before *model.Target, enabled bool, action, detail, actor string) (*model.Target, error) {
+	after := *before
+	after.Enabled = enabled
+	if err := tx.SetTargetEnabled(ctx, before.ID, enabled); err != nil {
+		return nil, err
+	}
+	if err := recordOverrides(ctx, tx, before, &after, []string{model.FieldEnabled}, actor); err != nil {
+		return nil, err
+	}
+	return &after, tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: action, ObjectType: "target",
+		ObjectID: before.TargetCode, Before: auditJSON(before), After: auditJSON(&after), Detail: detail})
 }
 
 // Revert gives a field of a YAML target back to what the files say and
@@ -409,10 +414,7 @@ func (s *Service) Revert(ctx context.Context, code, field, actor string) (*model
 	}
 	var out *model.Target
 	err := s.Store.WithTx(ctx, func(tx *store.Tx) error {
-		before, err := tx.TargetByCode(ctx, code)
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("target %q does not exist (see `zhizhi target list`): %w", code, ErrNotFound)
-		}
+		before, err := targetByCode(ctx, tx, code)
 		if err != nil {
 			return err
 		}
@@ -453,7 +455,7 @@ func (s *Service) Revert(ctx context.Context, code, field, actor string) (*model
 // DryRunTarget runs the dry-run on the target as stored, without saving
 // anything: for a page that re-checks a target.
 func (s *Service) DryRunTarget(ctx context.Context, code string) (*DryRun, error) {
-	tg, err := s.targetByCode(ctx, code)
+	tg, err := targetByCode(ctx, s.Store, code)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ type FieldSource struct {
 // Provenance returns, for each changeable field of the target in the order
 // of model.TargetFields, its value and where it comes from.
 func (s *Service) Provenance(ctx context.Context, code string) ([]FieldSource, error) {
-	tg, err := s.targetByCode(ctx, code)
+	tg, err := targetByCode(ctx, s.Store, code)
 	if err != nil {
 		return nil, err
 	}

@@ -176,18 +176,10 @@ func (s *Service) resubscribe(ctx context.Context, tx *store.Tx, tg *model.Targe
 		sub.Status = StatusAlready
 		return nil
 	}
-	before := *tg
-	tg.Enabled = true
-	if err := tx.SetTargetEnabled(ctx, tg.ID, true); err != nil {
-		return err
-	}
-	if err := recordOverrides(ctx, tx, &before, tg, []string{model.FieldEnabled}, actor); err != nil {
-		return err
-	}
 	sub.Status = StatusReenabled
-	return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.subscribe", ObjectType: "target",
-		ObjectID: tg.TargetCode, Before: auditJSON(&before), After: auditJSON(tg),
-		Detail: fmt.Sprintf("re-enabled from column registry %d (%s)", e.ID, e.ColumnName)})
+	_, err := switchEnabled(ctx, tx, tg, true, "target.subscribe",
+		fmt.Sprintf("re-enabled from column registry %d (%s)", e.ID, e.ColumnName), actor)
+	return err
 }
 
 // Unsubscribe stops crawling the columns: their targets are disabled, never
@@ -220,17 +212,8 @@ func (s *Service) Unsubscribe(ctx context.Context, registryIDs []int64, actor st
 				if err != nil {
 					return err
 				}
-				after := *before
-				after.Enabled = false
-				if err := tx.SetTargetEnabled(ctx, before.ID, false); err != nil {
-					return err
-				}
-				if err := recordOverrides(ctx, tx, before, &after, []string{model.FieldEnabled}, actor); err != nil {
-					return err
-				}
-				if err := tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.unsubscribe", ObjectType: "target",
-					ObjectID: before.TargetCode, Before: auditJSON(before), After: auditJSON(&after),
-					Detail: fmt.Sprintf("column registry %d (%s)", e.ID, e.ColumnName)}); err != nil {
+				if _, err := switchEnabled(ctx, tx, before, false, "target.unsubscribe",
+					fmt.Sprintf("column registry %d (%s)", e.ID, e.ColumnName), actor); err != nil {
 					return err
 				}
 				sub.Status = StatusDisabled

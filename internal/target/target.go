@@ -197,9 +197,15 @@ func checkActor(actor string) error {
 	return nil
 }
 
-// targetByCode wraps a missing target in a message a person can act on.
-func (s *Service) targetByCode(ctx context.Context, code string) (*model.Target, error) {
-	tg, err := s.Store.TargetByCode(ctx, code)
+// targetReader is the store or a transaction in it.
+type targetReader interface {
+	TargetByCode(ctx context.Context, code string) (*model.Target, error)
+}
+
+// targetByCode reads a target through r and wraps a missing one in a
+// message a person can act on.
+func targetByCode(ctx context.Context, r targetReader, code string) (*model.Target, error) {
+	tg, err := r.TargetByCode(ctx, code)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("target %q does not exist (see `zhizhi target list`): %w", code, ErrNotFound)
 	}

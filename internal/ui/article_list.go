@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -138,63 +137,37 @@ func (c *console) articleList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	aq.DateFrom, aq.DateTo = f.From, f.To
-	if f.Site != "" {
-		i := slices.IndexFunc(sites, func(s model.Site) bool { return s.SiteCode == f.Site })
-		if i < 0 {
-			refuse("没有站点「" + f.Site + "」，请从列表中选择。")
-			return
-		}
-		aq.SiteID = &sites[i].ID
+	var msg string
+	if aq.SiteID, aq.TargetID, msg, err = c.siteTargetIDs(ctx, sites, f.Site, f.Target); err != nil {
+		c.serverError(w, r, err)
+		return
 	}
-	if f.Target != "" {
-		t, err := c.store.TargetByCode(ctx, f.Target)
-		if errors.Is(err, store.ErrNotFound) {
-			refuse("没有采集目标「" + f.Target + "」，请检查目标代码。")
-			return
-		}
-		if err != nil {
-			c.serverError(w, r, err)
-			return
-		}
-		aq.TargetID = &t.ID
+	if msg != "" {
+		refuse(msg)
+		return
 	}
 	if before := q.Get("before"); before != "" {
 		id, err := strconv.ParseInt(before, 10, 64)
 		if err != nil || id <= 0 {
-			refuse("分页参数无效，请从第一页重新浏览。")
+			refuse(badPageMsg)
 			return
 		}
 		aq.BeforeID = id
-		d.FirstURL = f.url()
+		d.FirstURL = listURL("/articles", f.query())
 	}
 	rows, err := c.store.QueryArticles(ctx, aq)
 	if err != nil {
 		c.serverError(w, r, err)
 		return
 	}
-	if len(rows) > articlePageSize {
-		rows = rows[:articlePageSize]
-		v := f.query()
-		v.Set("before", strconv.FormatInt(rows[len(rows)-1].ID, 10))
-		d.NextURL = Prefix + "/articles?" + v.Encode()
-	}
+	rows, d.NextURL = nextPage(rows, articlePageSize, "/articles", f.query(),
+		func(a model.Article) string { return strconv.FormatInt(a.ID, 10) })
 	targets, err := c.store.ListTargets(ctx, store.TargetFilter{})
 	if err != nil {
 		c.serverError(w, r, err)
 		return
 	}
-	siteByID := map[int64]model.Site{}
-	for _, s := range sites {
-		siteByID[s.ID] = s
-	}
-	targetCode := map[int64]string{}
-	for _, t := range targets {
-		targetCode[t.ID] = t.TargetCode
-	}
-	deptName := map[int64]string{}
-	for _, dp := range depts {
-		deptName[dp.DeptID] = dp.DeptName
-	}
+	siteByID, targetCode, deptName := sitesByID(sites), targetCodes(targets), deptNames(depts)
 	for _, a := range rows {
 		row := articleRow{ID: a.ID, Title: a.Title, ChannelPath: a.ChannelPath, Publisher: a.Publisher, DocNo: a.DocNo,
 			PublishDate: a.PublishDate, DeptID: a.DeptID, SiteCode: siteByID[a.SiteID].SiteCode,
@@ -266,12 +239,4 @@ func (f articleFilter) query() url.Values {
 		v.Set("unexported", "1")
 	}
 	return v
-}
-
-// url is the first page of the list with this filter.
-func (f articleFilter) url() string {
-	if v := f.query(); len(v) > 0 {
-		return Prefix + "/articles?" + v.Encode()
-	}
-	return Prefix + "/articles"
 }

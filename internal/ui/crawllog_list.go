@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -70,25 +69,14 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 		c.render(w, r, http.StatusBadRequest, "crawl_logs", page{Title: "抓取日志", Active: "crawl-logs", Error: msg, Data: d})
 	}
 	sf := store.CrawlLogFilter{Host: f.Host, Limit: crawlLogPageSize + 1}
-	if f.Site != "" {
-		i := slices.IndexFunc(sites, func(s model.Site) bool { return s.SiteCode == f.Site })
-		if i < 0 {
-			refuse("没有站点「" + f.Site + "」，请从列表中选择。")
-			return
-		}
-		sf.SiteID = &sites[i].ID
+	var msg string
+	if sf.SiteID, sf.TargetID, msg, err = c.siteTargetIDs(ctx, sites, f.Site, f.Target); err != nil {
+		c.serverError(w, r, err)
+		return
 	}
-	if f.Target != "" {
-		t, err := c.store.TargetByCode(ctx, f.Target)
-		if errors.Is(err, store.ErrNotFound) {
-			refuse("没有采集目标「" + f.Target + "」，请检查目标代码。")
-			return
-		}
-		if err != nil {
-			c.serverError(w, r, err)
-			return
-		}
-		sf.TargetID = &t.ID
+	if msg != "" {
+		refuse(msg)
+		return
 	}
 	if f.Purpose != "" {
 		if !slices.ContainsFunc(purposes, func(p struct{ Value, Label string }) bool { return p.Value == f.Purpose }) {
@@ -109,39 +97,27 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 	if before := q.Get("before"); before != "" {
 		at, id, ok := parseCursor(before)
 		if !ok {
-			refuse("分页参数无效，请从第一页重新浏览。")
+			refuse(badPageMsg)
 			return
 		}
 		sf.BeforeAt, sf.BeforeID = &at, id
-		d.FirstURL = Prefix + "/crawl-logs?" + f.query().Encode()
+		d.FirstURL = listURL("/crawl-logs", f.query())
 	}
 	logs, err := c.store.ListCrawlLogs(ctx, sf)
 	if err != nil {
 		c.serverError(w, r, err)
 		return
 	}
-	if len(logs) > crawlLogPageSize {
-		logs = logs[:crawlLogPageSize]
-		last := logs[len(logs)-1]
-		v := f.query()
-		v.Set("before", formatCursor(last.OccurredAt, last.ID))
-		d.NextURL = Prefix + "/crawl-logs?" + v.Encode()
-	}
-	siteCodes := map[int64]string{}
-	for _, s := range sites {
-		siteCodes[s.ID] = s.SiteCode
-	}
-	targetCodes := map[int64]string{}
-	for _, t := range targets {
-		targetCodes[t.ID] = t.TargetCode
-	}
+	logs, d.NextURL = nextPage(logs, crawlLogPageSize, "/crawl-logs", f.query(),
+		func(l model.CrawlLog) string { return formatCursor(l.OccurredAt, l.ID) })
+	siteByID, targetCode := sitesByID(sites), targetCodes(targets)
 	for _, l := range logs {
 		row := crawlLogRow{CrawlLog: l}
 		if l.SiteID != nil {
-			row.SiteCode = siteCodes[*l.SiteID]
+			row.SiteCode = siteByID[*l.SiteID].SiteCode
 		}
 		if l.TargetID != nil {
-			row.TargetCode = targetCodes[*l.TargetID]
+			row.TargetCode = targetCode[*l.TargetID]
 		}
 		d.Rows = append(d.Rows, row)
 	}

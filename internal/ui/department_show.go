@@ -105,10 +105,7 @@ func (c *console) departmentShow(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
-	siteByID := map[int64]model.Site{}
-	for _, s := range sites {
-		siteByID[s.ID] = s
-	}
+	siteByID := sitesByID(sites)
 	for _, t := range targets {
 		dt := deptTarget{Target: t, SiteCode: siteByID[t.SiteID].SiteCode, SiteName: siteByID[t.SiteID].SiteName,
 			Active: isActive[t.ID], Stale: stale[t.TargetCode], Failing: failing[t.TargetCode]}
@@ -141,19 +138,9 @@ func (c *console) departmentShow(w http.ResponseWriter, r *http.Request) {
 		d.Targets = append(d.Targets, dt)
 	}
 	p := page{Title: "本地部门 · " + dept.DeptName, Active: "departments", Data: d}
-	// Confirmations name only a target of this department, so a crafted
-	// link cannot make the page claim a crawl that was never queued.
 	q := r.URL.Query()
 	for _, t := range targets {
-		switch t.TargetCode {
-		case q.Get("crawl"):
-			p.Flash = "已将「" + t.TargetName + "」加入抓取队列，排在定时任务之前。"
-			if q.Get("state") == "running" {
-				p.Flash = "「" + t.TargetName + "」正在抓取中，未重复加入队列。"
-			}
-		case q.Get("refused"):
-			p.Error = "「" + t.TargetName + "」已停用（或其站点、部门已停用），不能立即采集。"
-		}
+		crawlNotice(&p, q, t.TargetCode, t.TargetName, "立即采集")
 	}
 	c.render(w, r, http.StatusOK, "department", p)
 }

@@ -1,20 +1,14 @@
 package ui
 
 import (
-	"archive/zip"
-	"bytes"
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"html"
 	"io"
-	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -22,10 +16,9 @@ import (
 	"time"
 
 	"zhizhi/internal/config"
-	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
-	"zhizhi/internal/sim"
+	"zhizhi/internal/onboard/onboardtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -45,48 +38,21 @@ const (
 // gives it the live configuration.
 type wizardWorld struct {
 	*world
-	sim    *sim.World
-	truth  *config.Bundle // the counties' configuration, as the sim writes it
-	truthD string
-	gate   chan struct{} // closed: the gate host answers
+	counties *onboardtest.Counties
+	gate     chan struct{} // closed: the gate host answers
 }
 
 func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
 	t.Helper()
-	ctx := context.Background()
 	w := newWorld(t, st)
-	sw, err := sim.Start(ctx, sim.Options{Seed: 1, Counties: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(sw.Close)
 	bundled, err := filepath.Abs(filepath.Join("..", "..", "config"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	truthDir := filepath.Join(t.TempDir(), "counties")
-	if err := sw.WriteCountyConfig(truthDir, bundled); err != nil {
-		t.Fatal(err)
-	}
-	truth, problems := config.Load(truthDir)
-	if config.HasErrors(problems) {
-		t.Fatalf("county config: %v", config.Errors(problems))
-	}
-	csv := filepath.Join(truthDir, config.DepartmentsFile)
-	f, err := os.Open(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	depts, bad := config.ReadDepartmentsCSV(f, csv)
-	f.Close()
-	if len(bad) > 0 {
-		t.Fatalf("%s: %v", csv, bad)
-	}
-	if _, _, err := st.ImportDepartments(ctx, depts); err != nil {
-		t.Fatal(err)
-	}
+	cs := onboardtest.StartCounties(t, bundled)
+	onboardtest.ImportDepartments(t, st, filepath.Join(cs.Dir, config.DepartmentsFile))
 
-	ww := &wizardWorld{world: w, sim: sw, truth: truth, truthD: truthDir, gate: make(chan struct{})}
+	ww := &wizardWorld{world: w, counties: cs, gate: make(chan struct{})}
 	hostile := httptest.NewServer(hostileSite())
 	t.Cleanup(hostile.Close)
 	gate := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -99,22 +65,8 @@ func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
 	}))
 	t.Cleanup(gate.Close)
 	t.Cleanup(ww.openGate) // before the server closes: no request left hanging
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := l.Addr().String()
-	l.Close()
-	rm, err := fetch.ParseResolveMap(sw.ResolveString() + "," + hostileHost + "=" + hostile.Listener.Addr().String() +
-		"," + gateHost + "=" + gate.Listener.Addr().String() + "," + deadHost + "=" + closed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := fetch.NewClient(fetch.ClientOptions{Store: st, Resolve: rm, Version: "test", ContactURL: "https://zhizhi.example/contact"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { client.Close() })
+	client := onboardtest.Client(t, st, cs.Sim.ResolveString()+","+hostileHost+"="+hostile.Listener.Addr().String()+
+		","+gateHost+"="+gate.Listener.Addr().String()+","+deadHost+"="+onboardtest.ClosedAddr(t), nil)
 	// As serve does: the polite fetcher and the configuration in force.
 	build := func(ctx context.Context) (*onboard.Wizard, error) {
 		b, problems := config.Load(w.cfgDir)
@@ -166,13 +118,7 @@ window._CONFIG = {"SID": "9", "SITE_NAME": "恶意局%s", "TREE": [{"id": "1", "
 // truthSite is the counties' configured site of host.
 func (ww *wizardWorld) truthSite(t *testing.T, host string) *config.SiteFile {
 	t.Helper()
-	for _, s := range ww.truth.Sites {
-		if strings.Contains(s.BaseURL, "://"+host) {
-			return s
-		}
-	}
-	t.Fatalf("no county site %s in the sim's configuration", host)
-	return nil
+	return ww.counties.Site(t, host)
 }
 
 // startRun pastes text as who and returns the run's page.
@@ -239,28 +185,6 @@ func configRows(t *testing.T, st *store.Store) string {
 	return fmt.Sprintf("%d sites, %d targets, %d site departments", len(sites), len(targets), depts)
 }
 
-// treeSum fingerprints every file under dir.
-func treeSum(t *testing.T, dir string) string {
-	t.Helper()
-	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(h, p)
-		if d.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(p)
-		h.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("%x", h.Sum(nil))
-}
-
 // selected is the value of the form field name as the page renders it
 // chosen: a select's selected option or an input's value.
 func selected(body, name string) string {
@@ -293,7 +217,7 @@ func TestWizardRunToDrafts(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		ww := newWizardWorld(t, st)
-		cfgBefore, rowsBefore := treeSum(t, ww.cfgDir), configRows(t, st)
+		cfgBefore, rowsBefore := onboardtest.TreeSum(t, ww.cfgDir), configRows(t, st)
 		c := ww.login(t, "operator")
 
 		body := ww.get(t, "/admin/onboard", c).Body.String()
@@ -411,30 +335,15 @@ func TestWizardRunToDrafts(t *testing.T) {
 			!regexp.MustCompile(`^attachment; filename="zhizhi-onboard-drafts-[0-9]{8}-[0-9]{4}\.zip"$`).MatchString(rec.Header().Get("Content-Disposition")) {
 			t.Fatalf("download: status %d, %q, %q", rec.Code, rec.Header().Get("Content-Type"), rec.Header().Get("Content-Disposition"))
 		}
-		zr, err := zip.NewReader(bytes.NewReader(rec.Body.Bytes()), int64(rec.Body.Len()))
-		if err != nil {
-			t.Fatal(err)
-		}
 		cfg := t.TempDir()
 		for _, f := range []string{filepath.Join(config.CMSDir, "gkmlpt.yaml"), config.TopicsFile} {
-			copyTo(t, filepath.Join(ww.cfgDir, f), filepath.Join(cfg, f))
+			onboardtest.CopyFile(t, filepath.Join(ww.cfgDir, f), filepath.Join(cfg, f))
 		}
-		copyTo(t, filepath.Join(ww.truthD, config.DepartmentsFile), filepath.Join(cfg, config.DepartmentsFile))
+		onboardtest.CopyFile(t, filepath.Join(ww.counties.Dir, config.DepartmentsFile), filepath.Join(cfg, config.DepartmentsFile))
 		var names []string
-		for _, f := range zr.File {
+		for _, f := range onboardtest.Unzip(t, rec.Body.Bytes()) {
 			names = append(names, f.Name)
-			rc, err := f.Open()
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, _ := io.ReadAll(rc)
-			rc.Close()
-			if err := os.MkdirAll(filepath.Join(cfg, filepath.Dir(f.Name)), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(cfg, filepath.FromSlash(f.Name)), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			onboardtest.WriteFile(t, filepath.Join(cfg, filepath.FromSlash(f.Name)), f.Body)
 		}
 		if want := fmt.Sprint([]string{"sites/" + c001.SiteCode + ".yaml", "sites/" + c003.SiteCode + ".yaml"}); fmt.Sprint(names) != want {
 			t.Errorf("zip holds %v, want %s", names, want)
@@ -471,7 +380,7 @@ func TestWizardRunToDrafts(t *testing.T) {
 		}
 
 		// Nothing written: the configuration and its rows are as they were.
-		if treeSum(t, ww.cfgDir) != cfgBefore {
+		if onboardtest.TreeSum(t, ww.cfgDir) != cfgBefore {
 			t.Errorf("the configuration directory changed")
 		}
 		if after := configRows(t, st); after != rowsBefore {
@@ -489,20 +398,6 @@ func ptrVal(p *int64) any {
 		return nil
 	}
 	return *p
-}
-
-func copyTo(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestWizardIsAnOperatorsOwn: viewers may not use the wizard; a run is its

@@ -62,19 +62,9 @@ func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
 		d.Targets = append(d.Targets, row)
 	}
 	p := page{Title: "站点 · " + site.SiteName, Active: "sites", Data: d}
-	// Confirmations name only a target of this site, so a crafted link
-	// cannot make the page claim a crawl that was never queued.
 	q := r.URL.Query()
 	for _, t := range targets {
-		switch t.TargetCode {
-		case q.Get("crawl"):
-			p.Flash = "已将「" + t.TargetName + "」加入抓取队列，排在定时任务之前。"
-			if q.Get("state") == "running" {
-				p.Flash = "「" + t.TargetName + "」正在抓取中，未重复加入队列。"
-			}
-		case q.Get("refused"):
-			p.Error = "「" + t.TargetName + "」已停用（或其站点、部门已停用），不能立即抓取。"
-		}
+		crawlNotice(&p, q, t.TargetCode, t.TargetName, "立即抓取")
 	}
 	c.render(w, r, http.StatusOK, "site", p)
 }

@@ -47,10 +47,7 @@ func (c *console) staleTargetList(w http.ResponseWriter, r *http.Request) {
 	for _, t := range targets {
 		byCode[t.TargetCode] = t
 	}
-	deptName := map[int64]string{}
-	for _, d := range depts {
-		deptName[d.DeptID] = d.DeptName
-	}
+	deptName := deptNames(depts)
 	siteName := map[string]string{}
 	for _, s := range sites {
 		siteName[s.SiteCode] = s.SiteName
@@ -74,13 +71,7 @@ func (c *console) staleTargetList(w http.ResponseWriter, r *http.Request) {
 	p := page{Title: "停更目标", Active: "stale", Data: rows}
 	q := r.URL.Query()
 	for _, s := range rows {
-		switch s.TargetCode {
-		case q.Get("crawl"):
-			p.Flash = "已将「" + s.TargetName + "」加入抓取队列，排在定时任务之前。"
-			if q.Get("state") == "running" {
-				p.Flash = "「" + s.TargetName + "」正在抓取中，未重复加入队列。"
-			}
-		}
+		crawlNotice(&p, q, s.TargetCode, s.TargetName, "立即采集")
 	}
 	c.render(w, r, http.StatusOK, "stale_targets", p)
 }
