@@ -86,6 +86,12 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 
 func (b *browser) text(sel string) string {
 	b.t.Helper()
+	// An htmx swap may be under way: wait (briefly) until the element
+	// holds text before reading it; an element that stays empty is read
+	// as it is.
+	_ = chromedp.Do(b.tab, chromedp.PollFunction[chromedp.Void](
+		`sel => { const e = document.querySelector(sel); return !!e && e.innerText.trim() !== "" }`,
+		chromedp.WithPollingArgs(sel), chromedp.WithPollingTimeout(5*time.Second)))
 	var err error
 	// A node found just before the page replaced it (a navigation
 	// finishing, an htmx swap) is gone by the read: look again.

@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"zhizhi/internal/queue"
 
 	"github.com/chromedp/chromedp"
 
@@ -174,6 +176,23 @@ func TestConsoleInChromium(t *testing.T) {
 		t.Errorf("the stale badge on the department page is drawn %q (%v), want red", red, err)
 	}
 	shoot("08-department")
+	// Crawl now, from the department's page: the job is queued ahead of
+	// the scheduled ones and the page says so.
+	do("crawl a stale column now",
+		chromedp.Click(chromedp.CSS(`table.dept-targets tr.target-stale button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash.ok`)))
+	if s := text(`.flash.ok`); !strings.Contains(s, "加入抓取队列") {
+		t.Errorf("after 立即采集 the page says %q", s)
+	}
+	jobs, err := w.q.Jobs(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(jobs, func(j queue.JobInfo) bool {
+		return j.Kind == queue.KindCrawl && strings.HasPrefix(j.TargetCode, "qingyuan_qyfgw_")
+	}) {
+		t.Errorf("after 立即采集 the queue holds %+v, want a crawl of the department's column", jobs)
+	}
 	do("search the department tree", chromedp.Click(chromedp.CSS(`main a[href="/admin/departments"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#dept-tree`)),
 		chromedp.SendKeys(chromedp.CSS(`input[name=q]`), "教育局"),
