@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,4 +121,24 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 		return invalid("request body: one JSON object expected, more found")
 	}
 	return nil
+}
+
+// getOne answers a GET of one object by the id in its path: no query
+// parameters, 404 naming what when there is no such object, else its view.
+func getOne[T, V any](h *handler, w http.ResponseWriter, r *http.Request, what string,
+	load func(ctx context.Context, id int64) (*T, error), view func(*T) V) {
+	id, err := pathID(r)
+	if err == nil {
+		err = newQuery(r).check()
+	}
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	obj, err := load(r.Context(), id)
+	if err != nil {
+		h.fail(w, r, notFoundOr(err, "no "+what+" with id %d", id))
+		return
+	}
+	h.ok(w, r, view(obj))
 }

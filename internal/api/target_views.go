@@ -72,33 +72,12 @@ func validationOf(x *crawl.Validation) *validationView {
 // targetDraftView is a target as it would be saved: no id yet for a new
 // one, no timestamps.
 type targetDraftView struct {
-	ID                  *int64  `json:"id"`
-	SiteID              int64   `json:"site_id"`
-	SiteDepartmentID    *int64  `json:"site_department_id"`
-	TargetCode          string  `json:"target_code"`
-	TargetName          string  `json:"target_name"`
-	EntryURL            string  `json:"entry_url"`
-	SampleArticleURL    string  `json:"sample_article_url"`
-	DeptBinding         *string `json:"dept_binding"`
-	DeptID              *int64  `json:"dept_id"`
-	ColumnID            string  `json:"column_id"`
-	ChannelName         string  `json:"channel_name"`
-	ChannelPath         string  `json:"channel_path"`
-	ContentCategory     string  `json:"content_category"`
-	ContentSubcategory  string  `json:"content_subcategory"`
-	ScheduleCron        string  `json:"schedule_cron"`
-	ExpectedCadenceDays int     `json:"expected_cadence_days"`
-	IntervalSec         int     `json:"interval_sec"`
-	Enabled             bool    `json:"enabled"`
+	ID *int64 `json:"id"`
+	targetSettings
 }
 
 func targetDraftOf(t *model.Target) targetDraftView {
-	v := targetDraftView{SiteID: t.SiteID, SiteDepartmentID: t.SiteDepartmentID, TargetCode: t.TargetCode,
-		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL,
-		DeptBinding: orNull(t.DeptBinding), DeptID: t.DeptID, ColumnID: t.ColumnID, ChannelName: t.ChannelName,
-		ChannelPath: t.ChannelPath, ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory,
-		ScheduleCron: t.ScheduleCron, ExpectedCadenceDays: t.ExpectedCadenceDays, IntervalSec: t.IntervalSec,
-		Enabled: t.Enabled}
+	v := targetDraftView{targetSettings: targetSettingsOf(t)}
 	if t.ID != 0 {
 		id := t.ID
 		v.ID = &id

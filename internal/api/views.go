@@ -81,41 +81,50 @@ func departmentOf(d *model.Department) departmentView {
 		State: d.State, OrderID: d.OrderID, UpdatedAt: d.UpdatedAt}
 }
 
+// targetSettings are the settings of a target, stored or as it would be
+// saved; the views of both embed them.
+type targetSettings struct {
+	SiteID              int64   `json:"site_id"`
+	SiteDepartmentID    *int64  `json:"site_department_id"`
+	TargetCode          string  `json:"target_code"`
+	TargetName          string  `json:"target_name"`
+	EntryURL            string  `json:"entry_url"`
+	SampleArticleURL    string  `json:"sample_article_url"`
+	DeptBinding         *string `json:"dept_binding"`
+	DeptID              *int64  `json:"dept_id"`
+	ColumnID            string  `json:"column_id"`
+	ChannelName         string  `json:"channel_name"`
+	ChannelPath         string  `json:"channel_path"`
+	ContentCategory     string  `json:"content_category"`
+	ContentSubcategory  string  `json:"content_subcategory"`
+	ScheduleCron        string  `json:"schedule_cron"`
+	ExpectedCadenceDays int     `json:"expected_cadence_days"`
+	IntervalSec         int     `json:"interval_sec"`
+	Enabled             bool    `json:"enabled"`
+}
+
+func targetSettingsOf(t *model.Target) targetSettings {
+	return targetSettings{SiteID: t.SiteID, SiteDepartmentID: t.SiteDepartmentID, TargetCode: t.TargetCode,
+		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL,
+		DeptBinding: orNull(t.DeptBinding), DeptID: t.DeptID, ColumnID: t.ColumnID, ChannelName: t.ChannelName,
+		ChannelPath: t.ChannelPath, ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory,
+		ScheduleCron: t.ScheduleCron, ExpectedCadenceDays: t.ExpectedCadenceDays, IntervalSec: t.IntervalSec,
+		Enabled: t.Enabled}
+}
+
 type targetView struct {
-	ID                  int64      `json:"id"`
-	SiteID              int64      `json:"site_id"`
-	SiteDepartmentID    *int64     `json:"site_department_id"`
-	TargetCode          string     `json:"target_code"`
-	TargetName          string     `json:"target_name"`
-	EntryURL            string     `json:"entry_url"`
-	SampleArticleURL    string     `json:"sample_article_url"`
-	DeptBinding         *string    `json:"dept_binding"`
-	DeptID              *int64     `json:"dept_id"`
-	ColumnID            string     `json:"column_id"`
-	ChannelName         string     `json:"channel_name"`
-	ChannelPath         string     `json:"channel_path"`
-	ContentCategory     string     `json:"content_category"`
-	ContentSubcategory  string     `json:"content_subcategory"`
-	ScheduleCron        string     `json:"schedule_cron"`
-	ExpectedCadenceDays int        `json:"expected_cadence_days"`
-	IntervalSec         int        `json:"interval_sec"`
-	Enabled             bool       `json:"enabled"`
-	Source              string     `json:"source"`
-	LastCrawledAt       *time.Time `json:"last_crawled_at"`
-	LastArticleTime     *time.Time `json:"last_article_time"`
-	CreatedAt           time.Time  `json:"created_at"`
-	UpdatedAt           time.Time  `json:"updated_at"`
+	ID int64 `json:"id"`
+	targetSettings
+	Source          string     `json:"source"`
+	LastCrawledAt   *time.Time `json:"last_crawled_at"`
+	LastArticleTime *time.Time `json:"last_article_time"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
 func targetOf(t *model.Target) targetView {
-	return targetView{ID: t.ID, SiteID: t.SiteID, SiteDepartmentID: t.SiteDepartmentID, TargetCode: t.TargetCode,
-		TargetName: t.TargetName, EntryURL: t.EntryURL, SampleArticleURL: t.SampleArticleURL,
-		DeptBinding: orNull(t.DeptBinding), DeptID: t.DeptID,
-		ColumnID: t.ColumnID, ChannelName: t.ChannelName, ChannelPath: t.ChannelPath,
-		ContentCategory: t.ContentCategory, ContentSubcategory: t.ContentSubcategory, ScheduleCron: t.ScheduleCron,
-		ExpectedCadenceDays: t.ExpectedCadenceDays, IntervalSec: t.IntervalSec, Enabled: t.Enabled,
-		Source: t.Source, LastCrawledAt: t.LastCrawledAt, LastArticleTime: t.LastArticleTime,
-		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	return targetView{ID: t.ID, targetSettings: targetSettingsOf(t), Source: t.Source,
+		LastCrawledAt: t.LastCrawledAt, LastArticleTime: t.LastArticleTime, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
 // articleView is an article in a list: everything but the body text,
