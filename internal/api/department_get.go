@@ -46,20 +46,12 @@ type departmentDetail struct {
 // targets with their last crawl, last article and health: the page where
 // operations notice that a department's column has died.
 func (h *handler) departmentGet(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err == nil {
-		err = newQuery(r).check()
-	}
+	d, err := byPath(r, h.st.DepartmentByID, "no local department with dept_id %d")
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	ctx := r.Context()
-	d, err := h.st.DepartmentByID(ctx, id)
-	if err != nil {
-		h.fail(w, r, notFoundOr(err, "no local department with dept_id %d", id))
-		return
-	}
 	out := departmentDetail{Department: departmentOf(d), Children: []departmentView{}, Targets: []departmentTarget{}}
 	all, err := h.st.ListDepartments(ctx)
 	if err != nil {
@@ -76,7 +68,7 @@ func (h *handler) departmentGet(w http.ResponseWriter, r *http.Request) {
 			out.Children = append(out.Children, departmentOf(o))
 		}
 	}
-	targets, err := h.st.DepartmentTargets(ctx, id)
+	targets, err := h.st.DepartmentTargets(ctx, d.DeptID)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -123,21 +123,31 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	return nil
 }
 
-// getOne answers a GET of one object by the id in its path: no query
-// parameters, 404 naming what when there is no such object, else its view.
-func getOne[T, V any](h *handler, w http.ResponseWriter, r *http.Request, what string,
-	load func(ctx context.Context, id int64) (*T, error), view func(*T) V) {
+// byPath loads the object named by the id in the request's path, which
+// takes no query parameters; notFound (with the id for its %d) is the 404's
+// detail.
+func byPath[T any](r *http.Request, load func(ctx context.Context, id int64) (*T, error), notFound string) (*T, error) {
 	id, err := pathID(r)
 	if err == nil {
 		err = newQuery(r).check()
 	}
 	if err != nil {
-		h.fail(w, r, err)
-		return
+		return nil, err
 	}
 	obj, err := load(r.Context(), id)
 	if err != nil {
-		h.fail(w, r, notFoundOr(err, "no "+what+" with id %d", id))
+		return nil, notFoundOr(err, notFound, id)
+	}
+	return obj, nil
+}
+
+// getOne answers a GET of one object by the id in its path: 404 naming
+// what when there is no such object, else its view.
+func getOne[T, V any](h *handler, w http.ResponseWriter, r *http.Request, what string,
+	load func(ctx context.Context, id int64) (*T, error), view func(*T) V) {
+	obj, err := byPath(r, load, "no "+what+" with id %d")
+	if err != nil {
+		h.fail(w, r, err)
 		return
 	}
 	h.ok(w, r, view(obj))

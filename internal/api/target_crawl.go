@@ -16,20 +16,12 @@ type crawlAccepted struct {
 // targetCrawl queues a crawl of the target ahead of the scheduled ones and
 // answers 202: the crawl runs in the background, politely, like any other.
 func (h *handler) targetCrawl(w http.ResponseWriter, r *http.Request) {
-	id, err := pathID(r)
-	if err == nil {
-		err = newQuery(r).check()
-	}
+	t, err := h.targetOfPath(r)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	ctx := r.Context()
-	t, err := h.st.TargetByID(ctx, id)
-	if err != nil {
-		h.fail(w, r, notFoundOr(err, "no target with id %d", id))
-		return
-	}
 	if !t.Enabled {
 		h.fail(w, r, errorf(http.StatusConflict, "conflict",
 			"target %s is disabled; enable it before asking for a crawl", t.TargetCode))

@@ -39,18 +39,7 @@ type dryRunRefusal struct {
 // by code; the API by id, so an id is looked up here (after the guard:
 // nobody learns which ids exist without the role).
 func (h *handler) targetOfPath(r *http.Request) (*model.Target, error) {
-	id, err := pathID(r)
-	if err == nil {
-		err = newQuery(r).check()
-	}
-	if err != nil {
-		return nil, err
-	}
-	t, err := h.st.TargetByID(r.Context(), id)
-	if err != nil {
-		return nil, notFoundOr(err, "no target with id %d", id)
-	}
-	return t, nil
+	return byPath(r, h.st.TargetByID, "no target with id %d")
 }
 
 // failFields answers a refusal that names fields.
