@@ -201,6 +201,8 @@ type Article struct {
 	CreatedAt          time.Time
 	UpdatedAt          time.Time
 	Attachments        []Attachment
+	// Card, when set, is saved with the article in the same transaction.
+	Card *SummaryCard
 }
 
 // Attachment is a row of attachment.

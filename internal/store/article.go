@@ -283,6 +283,12 @@ func (s *Store) SaveArticle(ctx context.Context, a *model.Article, atts []model.
 		if err != nil {
 			return err
 		}
+		if a.Card != nil {
+			a.Card.SiteID = a.SiteID
+			if err := tx.saveCard(ctx, id, a.Card); err != nil {
+				return err
+			}
+		}
 		changed, err := tx.replaceAttachments(ctx, id, atts)
 		if err != nil {
 			return fmt.Errorf("attachments: %w", err)
