@@ -139,6 +139,13 @@ func rankAnchors(title, text string) []rankedAnchor {
 	byRegexp(docNoRe, KindDocNo, func(m string, s int) bool { return true })
 	byRegexp(dateRe, KindDate, func(m string, s int) bool { return !digitBefore(text, s) && validDate(m) })
 	byRegexp(numberRe, KindNumber, func(m string, s int) bool { return !alnumBefore(text, s) })
+	// A law or document named in 《》 is one term; the names inside it
+	// (《广东省人民政府规章立法程序规定》) are not organisations of this text.
+	var terms []string
+	for _, m := range bookRe.FindAllStringSubmatchIndex(text, -1) {
+		terms = append(terms, text[m[2]:m[3]])
+		taken = append(taken, span{m[0], m[1]})
+	}
 	for _, o := range findOrgs(text) {
 		if !overlaps(o.start, o.end) {
 			taken = append(taken, o)
@@ -147,12 +154,12 @@ func rankAnchors(title, text string) []rankedAnchor {
 	}
 	// Key terms are counted wherever they occur, not only where no other
 	// anchor claimed the text first.
-	var terms []string
-	for _, m := range bookRe.FindAllStringSubmatchIndex(text, -1) {
-		terms = append(terms, text[m[2]:m[3]])
-	}
+	// Without a title, the text's own most repeated phrases stand in for
+	// it; with one, a title that names nothing the body repeats leaves the
+	// other anchors to carry the card (mined phrases of a statistics table
+	// or a template are not what a document is about).
 	fromTitle := titleTerms(title, text)
-	if len(fromTitle) == 0 {
+	if title == "" {
 		fromTitle = repeatedTerms(text)
 	}
 	titled := map[string]bool{}
@@ -408,34 +415,69 @@ const (
 	maxMinedRunes = 20000
 )
 
-// titleTerms are the phrases of the title (3 to 16 Han characters, longest
-// first) that the body repeats at least twice: what the document is about,
-// in its own words.
+// titleTerms are the phrases of the title (3 to 16 Han characters) that the
+// body repeats at least twice: what the document is about, in its own words.
+// Of the phrases of one stretch of title the one covering the most body text
+// (occurrences × length) is taken first, then the stretches left on either
+// side are searched again, so 安全生产专项整治 wins over 做好安全生产专项整治.
+// Words that name the kind of document (实施方案, 通知) are not subjects.
 func titleTerms(title, text string) []string {
 	if title == "" {
 		return nil
 	}
 	var out []string
-	forEachHanRun(title, func(_ int, run string) {
-		rs := []rune(run)
-		rs = rs[:min(len(rs), maxTitleRunes)]
-		for i := 0; i < len(rs); {
-			took := false
-			for l := min(16, len(rs)-i); l >= 3; l-- {
+	var search func(rs []rune)
+	search = func(rs []rune) {
+		best, bestI, bestL := 0, 0, 0
+		for i := range rs {
+			for l := 3; l <= min(16, len(rs)-i); l++ {
 				t := string(rs[i : i+l])
-				if strings.Count(text, t) >= 2 {
-					out = append(out, t)
-					i += l
-					took = true
-					break
+				c := strings.Count(text, t)
+				if c < 2 {
+					break // a longer phrase occurs no more often
+				}
+				if isGeneric(t) {
+					continue
+				}
+				if c*l > best {
+					best, bestI, bestL = c*l, i, l
 				}
 			}
-			if !took {
-				i++
-			}
 		}
+		if best == 0 {
+			return
+		}
+		search(rs[:bestI])
+		out = append(out, string(rs[bestI:bestI+bestL]))
+		search(rs[bestI+bestL:])
+	}
+	forEachHanRun(title, func(at int, run string) {
+		rs := []rune(run)
+		// 2025年规模以上工业: the run after a number starts with its unit.
+		if digitBefore(title, at) && len(rs) > 0 && strings.ContainsRune("年月日号", rs[0]) {
+			rs = rs[1:]
+		}
+		search(rs[:min(len(rs), maxTitleRunes)])
 	})
 	return out
+}
+
+// isGeneric reports whether t is a generic term or a piece of one (实施方).
+func isGeneric(t string) bool {
+	for g := range genericTerms {
+		if strings.Contains(g, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// genericTerms name a kind of document or a level of government, not what a
+// document is about.
+var genericTerms = map[string]bool{
+	"人民政府": true, "实施方案": true, "工作方案": true, "实施意见": true, "若干措施": true, "工作要点": true,
+	"有关事项": true, "管理办法": true, "行动计划": true, "的通知": true, "关于印发": true, "有关工作": true,
+	"工作的通知": true, "统计公报": true, "征求意见稿": true,
 }
 
 // repeatedTerms are the text's own key terms when it has no title: Han

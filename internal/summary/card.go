@@ -230,6 +230,7 @@ type pick struct {
 	vec     vector
 	cut     string // the kept head of the cut sentence, without the ellipsis
 	cutAt   int    // its sentence index
+	texts   map[string]bool
 }
 
 func (p *pick) left() int { return p.a.budget - p.used }
@@ -250,6 +251,7 @@ func (p *pick) distanceWith(v *vector) int {
 
 func (p *pick) take(i int) {
 	s := &p.a.sentences[i]
+	p.texts[s.text] = true
 	p.chosen = append(p.chosen, i)
 	p.used += s.cost()
 	p.covered |= p.a.masks[i]
@@ -262,7 +264,37 @@ func (p *pick) take(i int) {
 // sentences that bring the summary closer to the first and last paragraphs,
 // and finally a cut head of one more sentence to use the budget.
 func (a *analysis) choose() string {
-	p := &pick{a: a, cutAt: -1}
+	ref := a.ref.hash()
+	var best *pick
+	var bestDist int
+	for _, p := range []*pick{a.byRatio(), a.byRank(false), a.byRank(true)} {
+		p = a.finish(p)
+		d := Hamming(p.vec.hash(), ref)
+		if best == nil || better(p.covered, d, best.covered, bestDist) {
+			best, bestDist = p, d
+		}
+	}
+	return best.render()
+}
+
+// better orders finished picks: more core anchors covered, then passing
+// the relevance gate, then nearer the first and last paragraphs.
+func better(covered uint32, dist int, thanCovered uint32, thanDist int) bool {
+	c, tc := bits.OnesCount32(covered), bits.OnesCount32(thanCovered)
+	if c != tc {
+		return c > tc
+	}
+	if ok, tok := dist <= MaxRelevance, thanDist <= MaxRelevance; ok != tok {
+		return ok
+	}
+	return dist < thanDist
+}
+
+// byRatio takes, while any fits, the sentence that covers the most core
+// anchors not yet covered per character, nearest the first and last
+// paragraphs on a tie.
+func (a *analysis) byRatio() *pick {
+	p := &pick{a: a, cutAt: -1, texts: map[string]bool{}}
 	for {
 		best, bestGain, bestCost, bestDist := -1, 0, 0, 0
 		for i := range a.sentences {
@@ -278,10 +310,58 @@ func (a *analysis) choose() string {
 			}
 		}
 		if best < 0 {
-			break
+			return p
 		}
 		p.take(best)
 	}
+}
+
+// byRank takes, for each core anchor from the most salient down that is not
+// yet covered, a sentence that carries it and still fits: the one covering
+// the most other uncovered anchors per character, or with nearest, the one
+// that keeps the summary nearest the first and last paragraphs. It wins
+// over byRatio when a tight budget needs one long sentence for an anchor
+// found nowhere else, or when the cheapest sentences stray from the text's
+// opening and close.
+func (a *analysis) byRank(nearest bool) *pick {
+	p := &pick{a: a, cutAt: -1, texts: map[string]bool{}}
+	for k := range a.core {
+		if p.covered&(1<<uint(k)) != 0 {
+			continue
+		}
+		best, bestGain, bestCost, bestDist := -1, 0, 0, 0
+		for i := range a.sentences {
+			s := &a.sentences[i]
+			if a.masks[i]&(1<<uint(k)) == 0 || s.cost() > p.left() || p.has(i) {
+				continue
+			}
+			gain := bits.OnesCount32(a.masks[i] &^ p.covered)
+			d := p.distanceWith(&s.vec)
+			switch {
+			case best < 0:
+			case nearest && d != bestDist:
+				if d > bestDist {
+					continue
+				}
+			case gain*bestCost < bestGain*s.cost():
+				continue
+			case gain*bestCost == bestGain*s.cost() && d >= bestDist:
+				continue
+			}
+			best, bestGain, bestCost, bestDist = i, gain, s.cost(), d
+		}
+		if best >= 0 {
+			p.take(best)
+		}
+	}
+	return p
+}
+
+// finish completes a pick: when core anchors remain that no whole sentence
+// left can carry, the head of one later sentence cut after them; else
+// sentences that bring the summary closer to the first and last
+// paragraphs, and a cut head of one more sentence to use the budget.
+func (a *analysis) finish(p *pick) *pick {
 	full := uint32(1)<<uint(len(a.core)) - 1
 	if p.covered != full {
 		p.cutForAnchors()
@@ -290,17 +370,12 @@ func (a *analysis) choose() string {
 		p.fill()
 		p.cutToFill()
 	}
-	return p.render()
+	return p
 }
 
-func (p *pick) has(i int) bool {
-	for _, j := range p.chosen {
-		if j == i {
-			return true
-		}
-	}
-	return false
-}
+// has reports whether sentence i, or one with the same words, is taken: a
+// summary never says the same sentence twice.
+func (p *pick) has(i int) bool { return p.texts[p.a.sentences[i].text] }
 
 // cutForAnchors ends the summary with the head of a later sentence that
 // carries core anchors not yet covered, when one fits.
@@ -362,7 +437,9 @@ func (p *pick) fill() {
 	sort.SliceStable(order, func(x, y int) bool { return own[order[x]] < own[order[y]] })
 	for _, i := range order {
 		s := &a.sentences[i]
-		if s.cost() > p.left() {
+		// Headings, table rows and signature lines say little without the
+		// anchors that earn them a place in the first round.
+		if !s.free || s.cost() > p.left() {
 			continue
 		}
 		cur := Hamming(p.vec.hash(), ref)
@@ -390,6 +467,9 @@ func (p *pick) cutToFill() {
 	// The next few sentences are enough to find a good head; all of them
 	// would make a text of many tiny sentences slow.
 	for i := p.lastChosen() + 1; i < min(len(a.sentences), p.lastChosen()+1+maxCutTries); i++ {
+		if p.has(i) {
+			continue
+		}
 		head := a.cutHead(a.sentences[i].text, 0, room)
 		if head == "" {
 			continue
