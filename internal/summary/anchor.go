@@ -66,7 +66,7 @@ var weakSuffixes = map[string]bool{"政府": true, "局": true, "厅": true, "�
 
 // notOrgs are words ending in an organisation suffix that are not names.
 var notOrgs = []string{
-	"格局", "布局", "大局", "全局", "开局", "结局", "当局", "出局", "新局", "僵局", "时局", "政局", "骗局",
+	"格局", "布局", "大局", "全局", "开局", "结局", "当局", "出局", "新局", "僵局", "时局", "骗局",
 	"部署", "签署", "全部", "内部", "外部", "局部", "干部", "东部", "西部", "南部", "北部", "中部", "本部", "各部",
 	"庭院", "书院", "剧院", "影院",
 }
@@ -136,7 +136,21 @@ func rankAnchors(title, text string) []rankedAnchor {
 			add(kind, text[s:e], s)
 		}
 	}
-	byRegexp(docNoRe, KindDocNo, func(m string, s int) bool { return true })
+	for _, m := range docNoRe.FindAllStringIndex(text, -1) {
+		s, e := m[0], m[1]
+		// 根据穗府办〔2024〕3号: the issuer's short name follows the last stop word.
+		br := strings.IndexAny(text[s:e], "〔[［【(（")
+		for j := s + br; j > s; {
+			if stopBefore(text[s:j]) || strings.HasSuffix(text[s:j], "和") || strings.HasSuffix(text[s:j], "文件") {
+				s = j
+				break
+			}
+			_, n := utf8.DecodeLastRuneInString(text[s:j])
+			j -= n
+		}
+		taken = append(taken, span{s, e})
+		add(KindDocNo, text[s:e], s)
+	}
 	byRegexp(dateRe, KindDate, func(m string, s int) bool { return !digitBefore(text, s) && validDate(m) })
 	byRegexp(numberRe, KindNumber, func(m string, s int) bool { return !alnumBefore(text, s) })
 	// A law or document named in 《》 is one term; the names inside it
@@ -320,15 +334,31 @@ func hasStop(s string) bool {
 }
 
 // suffixAt returns the longest organisation suffix starting at run[i:], or
-// "" when there is none or it is the start of a title (局长, 委员).
+// "" when there is none, it is the start of a title (局长, 委员) or it is part
+// of a common word (格局, 部署).
 func suffixAt(run string, i int) string {
 	for _, s := range orgSuffixes {
-		if strings.HasPrefix(run[i:], s) {
-			if rest := run[i+len(s):]; strings.HasPrefix(rest, "长") || strings.HasPrefix(rest, "员") {
-				return ""
-			}
-			return s
+		if !strings.HasPrefix(run[i:], s) {
+			continue
 		}
+		if rest := run[i+len(s):]; strings.HasPrefix(rest, "长") || strings.HasPrefix(rest, "员") {
+			return ""
+		}
+		// 部 of 部署, 局 of 格局: the suffix is part of a common word.
+		for _, w := range notOrgs {
+			lo, hi := max(0, i-len(w)), min(len(run), i+len(s)+len(w))
+			for at := lo; at < hi; {
+				k := strings.Index(run[at:hi], w)
+				if k < 0 {
+					break
+				}
+				if ws := at + k; ws < i+len(s) && ws+len(w) > i {
+					return ""
+				}
+				at += k + 1
+			}
+		}
+		return s
 	}
 	return ""
 }
@@ -336,11 +366,6 @@ func suffixAt(run string, i int) string {
 // orgStart reads back from the suffix at sufAt and reports where the name
 // begins, or false when what precedes is not a name.
 func orgStart(run string, floor, sufAt int, suf string) (int, bool) {
-	for _, w := range notOrgs {
-		if strings.HasSuffix(run[floor:sufAt+len(suf)], w) {
-			return 0, false
-		}
-	}
 	start := floor
 	n := 0
 	for j := sufAt; j > floor; {

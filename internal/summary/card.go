@@ -267,7 +267,7 @@ func (a *analysis) choose() string {
 	ref := a.ref.hash()
 	var best *pick
 	var bestDist int
-	for _, p := range []*pick{a.byRatio(), a.byRank(false), a.byRank(true)} {
+	for _, p := range []*pick{a.byRatio(), a.byRank(false), a.byRank(true), a.byOrder()} {
 		p = a.finish(p)
 		d := Hamming(p.vec.hash(), ref)
 		if best == nil || better(p.covered, d, best.covered, bestDist) {
@@ -314,6 +314,19 @@ func (a *analysis) byRatio() *pick {
 		}
 		p.take(best)
 	}
+}
+
+// byOrder reads the source from the start and takes every sentence that
+// covers a core anchor not yet covered and still fits, the way a person
+// writing a lead would; what remains is left to a cut after them.
+func (a *analysis) byOrder() *pick {
+	p := &pick{a: a, cutAt: -1, texts: map[string]bool{}}
+	for i := range a.sentences {
+		if a.masks[i]&^p.covered != 0 && a.sentences[i].cost() <= p.left() && !p.has(i) {
+			p.take(i)
+		}
+	}
+	return p
 }
 
 // byRank takes, for each core anchor from the most salient down that is not
