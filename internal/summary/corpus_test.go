@@ -1,0 +1,99 @@
+package summary
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	"zhizhi/internal/sim"
+)
+
+// TestSimulatedCorpus builds a card for every article of three simulated
+// webs, checks the extractive rules on each and reports σ, relevance and the
+// share of each grade per site. The shares are measured, not asserted.
+func TestSimulatedCorpus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds three simulated webs")
+	}
+	type tally struct {
+		sigmas             []float64
+		relevant           int
+		green, yellow, red int
+		access             string
+	}
+	bySite := map[string]*tally{}
+	all := &tally{}
+	var dump *os.File
+	if p := os.Getenv("SUMMARY_DUMP"); p != "" {
+		dump, _ = os.Create(p)
+		defer dump.Close()
+	}
+	for _, seed := range []int64{1, 2, 3} {
+		w, err := sim.Start(context.Background(), sim.Options{Seed: seed})
+		if err != nil {
+			t.Fatalf("start simulated web: %v", err)
+		}
+		for _, a := range w.Truth() {
+			pt := a.PublishTime
+			in := Input{Title: a.Title, Text: a.BodyText, SourceURL: a.URL, PublishTime: &pt, FetchedAt: w.Now()}
+			c := Build(in)
+			checkExtractive(t, a.URL, a.BodyText, c.Summary)
+			if dump != nil {
+				fmt.Fprintf(dump, "=== %s %s σ=%.2f rel=%d %s\n%s\nanchors: %v\n%s\n", a.SiteCode, a.Title, c.Sigma, c.Relevance, c.Grade, a.URL, c.Anchors, c.Summary)
+			}
+			ts := bySite[a.SiteCode]
+			if ts == nil {
+				ts = &tally{access: a.Access}
+				bySite[a.SiteCode] = ts
+			}
+			for _, x := range []*tally{ts, all} {
+				x.sigmas = append(x.sigmas, c.Sigma)
+				if c.Relevance <= 20 {
+					x.relevant++
+				}
+				switch c.Grade {
+				case Green:
+					x.green++
+				case Yellow:
+					x.yellow++
+				case Red:
+					x.red++
+				}
+			}
+		}
+		w.Close()
+	}
+	report := func(name string, x *tally) {
+		n := len(x.sigmas)
+		if x.green+x.yellow+x.red != n {
+			t.Errorf("%s: %d green + %d yellow + %d red cards, of %d", name, x.green, x.yellow, x.red, n)
+		}
+		s := append([]float64(nil), x.sigmas...)
+		sort.Float64s(s)
+		sum := 0.0
+		for _, v := range s {
+			sum += v
+		}
+		med := s[n/2]
+		if n%2 == 0 {
+			med = (s[n/2-1] + s[n/2]) / 2
+		}
+		pct := func(k int) float64 { return 100 * float64(k) / float64(n) }
+		t.Logf("| %-9s | %-7s | %4d | %.2f | %.2f | %5.1f%% | %5.1f%% | %5.1f%% | %5.1f%% |",
+			name, x.access, n, sum/float64(n), med, pct(x.relevant), pct(x.green), pct(x.yellow), pct(x.red))
+	}
+	t.Logf("| site      | access  | cards | σ mean | σ median | relevance ≤ 20 | 🟢 | 🟡 | 🔴 |")
+	var codes []string
+	for c := range bySite {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		report(c, bySite[c])
+	}
+	all.access = strings.Repeat(" ", 0) + "both"
+	report("all", all)
+}
