@@ -148,7 +148,11 @@ func runCrawl(cmd *cobra.Command, intr *interrupt, st *store.Store, b *config.Bu
 	}
 	defer client.Close() // stops Chromium and removes its profile
 	prog := &crawl.Progress{W: cmd.ErrOrStderr(), TTY: isTerminal(cmd.ErrOrStderr()), Total: len(targets)}
-	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Drain: intr.Drain, Full: full}
+	cards, err := crawl.LoadCardIndex(ctx, st)
+	if err != nil {
+		return nil, err
+	}
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Drain: intr.Drain, Full: full, Cards: cards}
 	results := c.Run(ctx, targets)
 	prog.Finish()
 	// Every target's run is recorded, so health sees the last result

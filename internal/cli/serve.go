@@ -203,11 +203,16 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return err
 	}
+	cards, err := crawl.LoadCardIndex(ctx, st)
+	if err != nil {
+		ln.Close()
+		return exitCode(1, "serve: "+err.Error())
+	}
 	host, _ := os.Hostname()
 	workerID := fmt.Sprintf("%s-%d", host, os.Getpid())
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
-		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter,
+		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter, Cards: cards,
 		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
 			logTargetResult(kind, t, r)
 			if kind == queue.KindCrawl {

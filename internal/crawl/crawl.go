@@ -14,6 +14,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
+	"zhizhi/internal/neardup"
 	"zhizhi/internal/store"
 )
 
@@ -58,6 +59,11 @@ type Crawler struct {
 	// SkipRechecks leaves the re-checks of stored articles to
 	// RecheckTarget (serve runs them as their own low-priority jobs).
 	SkipRechecks bool
+
+	// Cards, when set, is the near-duplicate index of the stored cards
+	// (LoadCardIndex): a card close to another article's is marked its
+	// duplicate. Nil: cards are stored without that check.
+	Cards *neardup.Index
 
 	once  sync.Once
 	cache *indexCache

@@ -150,6 +150,11 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 	}
 	a.HasAttachment = len(atts) > 0
 
+	if a.Status == model.StatusReady {
+		if a.Card, err = j.card(ctx, a, existing, d.Text); err != nil {
+			return fmt.Errorf("card of %s: %w", norm, err)
+		}
+	}
 	if err := ValidateArticle(a, j.c.now()); err != nil {
 		// A contract breach is our bug, not the site's: store nothing.
 		return failed(classContent, "output contract: %v", err)
@@ -169,6 +174,7 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 		}
 		return fmt.Errorf("store %s: %w", norm, err)
 	}
+	j.indexCard(a.Card)
 	j.noteNewest(a.PublishTime)
 	if a.Status == model.StatusFailed {
 		j.fail("%s: %s", norm, a.StatusReason)

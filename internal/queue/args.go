@@ -16,6 +16,7 @@ const (
 	KindTick    = "schedule_tick"
 	KindAlerts  = "alert_check"
 	KindNotify  = "alert_send"
+	KindSeal    = "ledger_seal"
 )
 
 // Queues. Crawls and re-checks share the crawl queue, so that the number
@@ -117,6 +118,22 @@ func (AlertCheckArgs) Kind() string { return KindAlerts }
 
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (AlertCheckArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{
+		Queue: QueueMaintenance, MaxAttempts: 1,
+		UniqueOpts: river.UniqueOpts{ByState: busyStates},
+	}
+}
+
+// SealArgs seals the ledgers of every day that is over and not sealed
+// yet. River's leader inserts it every ten minutes; sealing a day twice is
+// a no-op, so a repeat after a crash costs nothing.
+type SealArgs struct{}
+
+// Kind implements river.JobArgs.
+func (SealArgs) Kind() string { return KindSeal }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (SealArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		Queue: QueueMaintenance, MaxAttempts: 1,
 		UniqueOpts: river.UniqueOpts{ByState: busyStates},

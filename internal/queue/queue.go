@@ -29,6 +29,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
+	"zhizhi/internal/neardup"
 	"zhizhi/internal/store"
 )
 
@@ -93,6 +94,12 @@ type Options struct {
 	// AlertRetry is the wait before a failed alert message is sent again
 	// (DefaultAlertRetry); each further wait doubles, up to an hour.
 	AlertRetry time.Duration
+	// Cards is the near-duplicate index of stored cards the crawl workers
+	// check new cards against (crawl.LoadCardIndex); nil: no check.
+	Cards *neardup.Index
+	// Seal, when set, seals the days that are over (on the leader, every
+	// ten minutes): the transparency ledgers' daily chain.
+	Seal func(ctx context.Context) error
 	// Now is the scheduler's clock (tests); time.Now by default.
 	Now func() time.Time
 	Log *slog.Logger
@@ -330,6 +337,12 @@ func (q *Queue) riverConfig() *river.Config {
 		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 			func() (river.JobArgs, *river.InsertOpts) { return AlertCheckArgs{}, nil },
 			&river.PeriodicJobOpts{ID: KindAlerts, RunOnStart: true}))
+	}
+	if q.opts.Seal != nil {
+		river.AddWorker(workers, &sealWorker{q: q})
+		cfg.PeriodicJobs = append(cfg.PeriodicJobs, river.NewPeriodicJob(river.PeriodicInterval(10*time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return SealArgs{}, nil },
+			&river.PeriodicJobOpts{ID: KindSeal, RunOnStart: true}))
 	}
 	return cfg
 }

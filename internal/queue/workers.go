@@ -137,7 +137,7 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	if q.opts.CurrentBundle != nil {
 		b = q.opts.CurrentBundle(ctx)
 	}
-	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: b,
+	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: b, Cards: q.opts.Cards,
 		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
 	// One list walk per job: a job taken up again after its budget ran
 	// out (or its worker stopped) goes on with the links its walk found.
@@ -314,6 +314,18 @@ func (w *alertCheckWorker) Work(ctx context.Context, job *river.Job[AlertCheckAr
 }
 
 func (w *alertCheckWorker) Timeout(*river.Job[AlertCheckArgs]) time.Duration { return time.Minute }
+
+// sealWorker seals the ledgers of the days that are over.
+type sealWorker struct {
+	river.WorkerDefaults[SealArgs]
+	q *Queue
+}
+
+func (w *sealWorker) Work(ctx context.Context, _ *river.Job[SealArgs]) error {
+	return w.q.opts.Seal(ctx)
+}
+
+func (w *sealWorker) Timeout(*river.Job[SealArgs]) time.Duration { return 10 * time.Minute }
 
 // notifyWorker sends one message; River retries it when the webhook fails
 // in a way worth retrying.

@@ -174,8 +174,13 @@ func (w *World) Targets(t testing.TB, browser bool) []model.Target {
 
 // Crawler returns a crawler over the world's store, blobs, client and
 // bundle, on the clock now (nil: the wall clock).
+// The crawler checks new cards against the stored ones, as serve's do.
 func (w *World) Crawler(now func() time.Time) *crawl.Crawler {
-	return &crawl.Crawler{Store: w.Store, Blobs: w.Store.Blobs(), Fetch: w.Client, Bundle: w.Bundle, Now: now}
+	cards, err := crawl.LoadCardIndex(context.Background(), w.Store)
+	if err != nil {
+		panic(err) // a test's store that cannot be read fails everything after it anyway
+	}
+	return &crawl.Crawler{Store: w.Store, Blobs: w.Store.Blobs(), Fetch: w.Client, Bundle: w.Bundle, Now: now, Cards: cards}
 }
 
 // Crawl runs every enabled target (without the city portal's when there

@@ -1,0 +1,87 @@
+package crawl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"zhizhi/internal/model"
+	"zhizhi/internal/neardup"
+	"zhizhi/internal/store"
+	"zhizhi/internal/summary"
+)
+
+// LoadCardIndex builds the near-duplicate index of the stored cards, once
+// at start; a crawler adds the cards it stores after that.
+func LoadCardIndex(ctx context.Context, st *store.Store) (*neardup.Index, error) {
+	type fp struct {
+		id int64
+		fp uint64
+	}
+	var all []fp
+	if err := st.CardFingerprints(ctx, func(id int64, f uint64) error {
+		all = append(all, fp{id, f})
+		return nil
+	}); err != nil {
+		return nil, fmt.Errorf("near-duplicate index: %w", err)
+	}
+	i := 0
+	return neardup.Build(len(all), func() (int64, uint64, bool) {
+		if i == len(all) {
+			return 0, 0, false
+		}
+		i++
+		return all[i-1].id, all[i-1].fp, true
+	}), nil
+}
+
+// card makes the summary card of a ready article from the text its page
+// gave: the whole body on a full-access site, only the head that was read
+// on a summary-access one. A card that is a near duplicate of another
+// article's card points to it, so the portal shows the text once.
+func (j *job) card(ctx context.Context, a *model.Article, existing *model.Article, text string) (*model.SummaryCard, error) {
+	c := summary.Build(summary.Input{Title: a.Title, Text: text, SourceURL: a.URL, PublishTime: a.PublishTime, FetchedAt: a.FetchedAt})
+	sc := &model.SummaryCard{Title: c.Title, AutoSummary: c.Summary, SourceURL: c.SourceURL, PublishTime: c.PublishTime,
+		Simhash: c.Simhash, SourceDNA: c.SourceDNA, FetchedAt: c.FetchedAt, Covered: c.Covered, Sigma: c.Sigma,
+		Relevance: c.Relevance, Grade: string(c.Grade), Anchors: make([]model.CardAnchor, 0, len(c.Anchors))}
+	for _, an := range c.Anchors {
+		sc.Anchors = append(sc.Anchors, model.CardAnchor{Text: an.Text, Kind: an.Kind})
+	}
+	if j.c.Cards == nil {
+		return sc, nil
+	}
+	matches := j.c.Cards.Query(sc.Simhash, neardup.MaxDistance)
+	if len(matches) == 0 {
+		return sc, nil
+	}
+	var own int64
+	if existing != nil && existing.ID != 0 {
+		mine, err := j.c.Store.CardByArticle(ctx, existing.ID)
+		switch {
+		case err == nil:
+			own = mine.ID
+		case !errors.Is(err, store.ErrNotFound):
+			return nil, err
+		}
+	}
+	for _, m := range matches {
+		if m.ID != own {
+			id := m.ID
+			sc.DuplicateOf = &id
+			break
+		}
+	}
+	return sc, nil
+}
+
+// indexCard adds a stored card that is not a duplicate to the index.
+func (j *job) indexCard(sc *model.SummaryCard) {
+	if j.c.Cards == nil || sc == nil || sc.ID == 0 {
+		return
+	}
+	if sc.DuplicateOf != nil {
+		j.c.Cards.Remove(sc.ID)
+		return
+	}
+	j.c.Cards.Add(sc.ID, sc.Simhash)
+}
