@@ -187,6 +187,22 @@ func checkLedger(day, ledger string, l ledgerData, n int64, root tlog.Hash) erro
 			return fail(-1, "the stored hash tree of the %s ledger has %d hashes, %d records need %d — it was changed after sealing",
 				ledger, len(hashes), n, tlog.StoredHashCount(n))
 		}
+		// Rebuild the tree from its stored leaves: a changed inner hash would
+		// otherwise make a proof fail for an unchanged neighbour, and the
+		// wrong record be named.
+		var rebuilt []tlog.Hash
+		for i := int64(0); i < n; i++ {
+			hs, err := tlog.StoredHashesForRecordHash(i, hashes[tlog.StoredHashIndex(0, i)], hashSlice(func() []tlog.Hash { return rebuilt }))
+			if err != nil {
+				return fail(-1, "the stored hash tree of the %s ledger is damaged: %v", ledger, err)
+			}
+			rebuilt = append(rebuilt, hs...)
+		}
+		for i := range rebuilt {
+			if rebuilt[i] != hashes[i] {
+				return fail(-1, "the stored hash tree of the %s ledger does not hold together at hash %d — it was changed after sealing", ledger, i)
+			}
+		}
 		reader = hashSlice(func() []tlog.Hash { return hashes })
 		if got, err := tlog.TreeHash(n, reader); err != nil || got != root {
 			return fail(-1, "the stored hash tree of the %s ledger does not give the signed root — the ledger was rewritten after sealing", ledger)
