@@ -19,12 +19,12 @@ CREATE TABLE ledger_key (
 -- empty tree's root (SHA-256 of nothing, as RFC 6962 defines it).
 CREATE TABLE ledger_day (
     day           date PRIMARY KEY,
-    prev_head     char(64) NOT NULL,
+    prev_head     text NOT NULL CHECK (prev_head ~ '^[0-9a-f]{64}$'),
     human_count   bigint NOT NULL CHECK (human_count >= 0),
-    human_root    char(64) NOT NULL,
+    human_root    text NOT NULL CHECK (human_root ~ '^[0-9a-f]{64}$'),
     crawler_count bigint NOT NULL CHECK (crawler_count >= 0),
-    crawler_root  char(64) NOT NULL,
-    head          char(64) NOT NULL,
+    crawler_root  text NOT NULL CHECK (crawler_root ~ '^[0-9a-f]{64}$'),
+    head          text NOT NULL CHECK (head ~ '^[0-9a-f]{64}$'),
     note          text NOT NULL CHECK (note <> ''),
     sealed_at     timestamptz NOT NULL
 );
@@ -45,7 +45,7 @@ CREATE TABLE ledger_hash (
     day    date NOT NULL REFERENCES ledger_day (day),
     ledger varchar(10) NOT NULL CHECK (ledger IN ('human', 'crawler')),
     idx    bigint NOT NULL CHECK (idx >= 0),
-    hash   char(64) NOT NULL,
+    hash   text NOT NULL CHECK (hash ~ '^[0-9a-f]{64}$'),
     PRIMARY KEY (day, ledger, idx)
 );
 

@@ -18,13 +18,13 @@ CREATE TABLE ledger_key (
 -- Hashes are lower-case hex of 32 bytes; a day with no records has the
 -- empty tree's root (SHA-256 of nothing, as RFC 6962 defines it).
 CREATE TABLE ledger_day (
-    day           TEXT PRIMARY KEY CHECK (day GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]'),
-    prev_head     TEXT NOT NULL CHECK (length(prev_head) = 64),
+    day           TEXT PRIMARY KEY CHECK (date(day) IS day),
+    prev_head     TEXT NOT NULL CHECK (length(prev_head) = 64 AND prev_head NOT GLOB '*[^0-9a-f]*'),
     human_count   INTEGER NOT NULL CHECK (human_count >= 0),
-    human_root    TEXT NOT NULL CHECK (length(human_root) = 64),
+    human_root    TEXT NOT NULL CHECK (length(human_root) = 64 AND human_root NOT GLOB '*[^0-9a-f]*'),
     crawler_count INTEGER NOT NULL CHECK (crawler_count >= 0),
-    crawler_root  TEXT NOT NULL CHECK (length(crawler_root) = 64),
-    head          TEXT NOT NULL CHECK (length(head) = 64),
+    crawler_root  TEXT NOT NULL CHECK (length(crawler_root) = 64 AND crawler_root NOT GLOB '*[^0-9a-f]*'),
+    head          TEXT NOT NULL CHECK (length(head) = 64 AND head NOT GLOB '*[^0-9a-f]*'),
     note          TEXT NOT NULL CHECK (note <> ''),
     sealed_at     TEXT NOT NULL
 ) STRICT;
@@ -45,7 +45,7 @@ CREATE TABLE ledger_hash (
     day    TEXT NOT NULL REFERENCES ledger_day (day),
     ledger TEXT NOT NULL CHECK (ledger IN ('human', 'crawler')),
     idx    INTEGER NOT NULL CHECK (idx >= 0),
-    hash   TEXT NOT NULL CHECK (length(hash) = 64),
+    hash   TEXT NOT NULL CHECK (length(hash) = 64 AND hash NOT GLOB '*[^0-9a-f]*'),
     PRIMARY KEY (day, ledger, idx)
 ) STRICT;
 
