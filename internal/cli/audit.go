@@ -204,8 +204,12 @@ line names it) or the data could not be read, 2 usage error.`,
 			if sum.ContinuesFrom != "" {
 				note += "; the first day continues head " + sum.ContinuesFrom + ", which is not among the checked days"
 			}
-			fmt.Fprintf(w, "audit verify: all good — %d days from %s to %s: signatures, heads and chain links check out, and %d crawler and %d human records are each in their day's signed tree; last head %s%s\n",
-				sum.Days, sum.First, sum.Last, sum.CrawlerRecords, sum.HumanRecords, sum.LastHead, note)
+			span := fmt.Sprintf("%d days from %s to %s", sum.Days, sum.First, sum.Last)
+			if sum.Days == 1 {
+				span = "1 day, " + sum.First
+			}
+			fmt.Fprintf(w, "audit verify: all good — %s: signatures, heads and chain links check out, and %d crawler and %d human records are each in their day's signed tree; last head %s%s\n",
+				span, sum.CrawlerRecords, sum.HumanRecords, sum.LastHead, note)
 			return nil
 		},
 	}

@@ -87,7 +87,7 @@ func TestAuditCommands(t *testing.T) {
 				}
 			}
 			out, code, msg = run("audit", "verify", "--dir", exp, "--key", key)
-			if code != 0 || !strings.HasPrefix(out, "audit verify: all good — 1 days from "+day+" to "+day) || !strings.Contains(out, "1 crawler and 0 human records") {
+			if code != 0 || !strings.HasPrefix(out, "audit verify: all good — 1 day, "+day+":") || !strings.Contains(out, "1 crawler and 0 human records") {
 				t.Fatalf("audit verify --dir: exit %d %s\n%s", code, msg, out)
 			}
 			keyFile := filepath.Join(dir, "published.key")

@@ -411,7 +411,7 @@ func PrevDay(day string) string { return dayStart(day).AddDate(0, 0, -1).Format(
 func ParseDay(s string) (string, error) {
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil || t.Format(time.DateOnly) != s {
-		return "", fmt.Errorf("%q is not a day written YYYY-MM-DD", s)
+		return "", fmt.Errorf("%q is not a calendar day written YYYY-MM-DD", s)
 	}
 	return s, nil
 }
