@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"zhizhi/internal/model"
@@ -217,17 +218,11 @@ func (s *Store) SealLedgerDay(ctx context.Context, day string,
 		}
 		for _, ledger := range []string{model.LedgerHuman, model.LedgerCrawler} {
 			t := trees[ledger]
-			for i, rec := range t.Records {
-				if _, err := tx.c.exec(ctx, `INSERT INTO ledger_record (day, ledger, seq, data) VALUES (?, ?, ?, ?)`,
-					day, ledger, i, rec); err != nil {
-					return err
-				}
+			if err := insertLedgerRows(ctx, tx, `INSERT INTO ledger_record (day, ledger, seq, data) VALUES `, day, ledger, t.Records); err != nil {
+				return err
 			}
-			for i, h := range t.Hashes {
-				if _, err := tx.c.exec(ctx, `INSERT INTO ledger_hash (day, ledger, idx, hash) VALUES (?, ?, ?, ?)`,
-					day, ledger, i, h); err != nil {
-					return err
-				}
+			if err := insertLedgerRows(ctx, tx, `INSERT INTO ledger_hash (day, ledger, idx, hash) VALUES `, day, ledger, t.Hashes); err != nil {
+				return err
 			}
 		}
 		sealed = true
@@ -237,6 +232,30 @@ func (s *Store) SealLedgerDay(ctx context.Context, day string,
 		return false, fmt.Errorf("seal %s: %w", day, err)
 	}
 	return sealed, nil
+}
+
+// insertLedgerRows stores values as rows 0, 1, … of one ledger of day,
+// many to a statement: a busy day has tens of thousands of requests, and
+// one round trip each would hold the sealing transaction open for long.
+func insertLedgerRows(ctx context.Context, tx *Tx, insert, day, ledger string, values []string) error {
+	const perStatement = 500 // 2,000 parameters, well under both dialects' limits
+	for start := 0; start < len(values); start += perStatement {
+		end := min(start+perStatement, len(values))
+		var q strings.Builder
+		q.WriteString(insert)
+		args := make([]any, 0, 4*(end-start))
+		for i := start; i < end; i++ {
+			if i > start {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?)")
+			args = append(args, day, ledger, i, values[i])
+		}
+		if _, err := tx.c.exec(ctx, q.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 const ledgerDaySelect = `SELECT day, prev_head, human_count, human_root, crawler_count, crawler_root, head, note,

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -80,8 +81,30 @@ func TestSealLedgerDayOnce(t *testing.T) {
 		if err != nil || len(sl.Records) != 1 || sl.Records[0].Data != `{"id":1}` || len(sl.Hashes) != 1 || sl.Hashes[0].Data != hex("4") {
 			t.Fatalf("sealed ledger %+v %v", sl, err)
 		}
+		// A busy day: more rows than one statement stores, all kept in order.
+		var records, hashes []string
+		for i := range 1203 {
+			records = append(records, fmt.Sprintf(`{"id":%d}`, i+1))
+			hashes = append(hashes, fmt.Sprintf("%064x", i))
+		}
+		if ok, err := s.SealLedgerDay(ctx, "2026-11-29", func(*model.LedgerDay) (model.LedgerDay, map[string]store.LedgerTree, error) {
+			return model.LedgerDay{Day: "2026-11-29", PrevHead: hex("3"), HumanRoot: hex("1"), CrawlerCount: 1203,
+					CrawlerRoot: hex("2"), Head: hex("5"), Note: "note of 2026-11-29"},
+				map[string]store.LedgerTree{model.LedgerCrawler: {Records: records, Hashes: hashes}}, nil
+		}); err != nil || !ok {
+			t.Fatalf("a busy day: %v %v", ok, err)
+		}
+		sl, err = s.SealedLedger(ctx, "2026-11-29", model.LedgerCrawler)
+		if err != nil || len(sl.Records) != 1203 || len(sl.Hashes) != 1203 {
+			t.Fatalf("busy day: %d records, %d hashes (%v), want 1203 each", len(sl.Records), len(sl.Hashes), err)
+		}
+		for i := range 1203 {
+			if sl.Records[i].Seq != int64(i) || sl.Records[i].Data != records[i] || sl.Hashes[i].Seq != int64(i) || sl.Hashes[i].Data != hashes[i] {
+				t.Fatalf("busy day row %d: %+v %+v", i, sl.Records[i], sl.Hashes[i])
+			}
+		}
 		last, ok, err := s.LastLedgerDay(ctx)
-		if err != nil || !ok || last.Day != "2026-11-28" {
+		if err != nil || !ok || last.Day != "2026-11-29" {
 			t.Fatalf("last day %+v %v %v", last, ok, err)
 		}
 	})
