@@ -11,7 +11,7 @@ import (
 
 type takedownData struct {
 	K       *takedownRow // a pointer: the page calls the request's Open
-	BaseURL string // the site's address, named on the receipt
+	BaseURL string       // the site's address, named on the receipt
 }
 
 // takedownShow is one request: while open, its deadline and the button
