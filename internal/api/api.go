@@ -1,8 +1,9 @@
 // Package api owns zhizhi's JSON API under /api/v1: sites, site and local
 // departments, targets (read, and changed through internal/target behind
 // its dry-run gate), articles, crawl logs, stale targets, the column
-// registry and its bulk subscription, "crawl now" and the incremental RAG
-// export. openapi.yaml, served
+// registry and its bulk subscription, "crawl now", the incremental RAG
+// export, summary cards (read, and rewritten behind the grade gate) and
+// takedown requests. openapi.yaml, served
 // at /api/v1/openapi.yaml, describes every route, and the tests hold each
 // handler to it. Every route sits behind a role check (viewer to read,
 // operator to change); an API key also needs the matching scope.
@@ -52,8 +53,11 @@ type Options struct {
 	// set (the crawler's, in zhizhi serve), or no target with a sample
 	// article could ever be saved.
 	Targets *target.Service
-	Log     *slog.Logger
-	Now     func() time.Time
+	// Cards grades a person's rewrite of a summary card; nil answers every
+	// rewrite with 503.
+	Cards CardGrader
+	Log   *slog.Logger
+	Now   func() time.Time
 }
 
 // handler holds what every endpoint needs; each endpoint is a method in
@@ -63,6 +67,7 @@ type handler struct {
 	authn    auth.Authenticator
 	crawlNow func(ctx context.Context, targetID int64) error
 	targets  *target.Service
+	cards    CardGrader
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -117,6 +122,13 @@ func (h *handler) routes() []route {
 		// The export marks what it hands out, so it is a change: operator
 		// role, and an API key needs the export scope.
 		{http.MethodPost, "/export", auth.RoleOperator, ScopeExport, h.exportCreate},
+		read("/cards", h.cardList),
+		read("/cards/{id}", h.cardGet),
+		write("/cards/{id}/rewrite", h.cardRewrite),
+		read("/takedowns", h.takedownList),
+		write("/takedowns", h.takedownCreate),
+		read("/takedowns/{id}", h.takedownGet),
+		write("/takedowns/{id}/freeze", h.takedownFreeze),
 	}
 }
 
@@ -127,7 +139,8 @@ func New(opts Options) http.Handler {
 	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil || opts.Targets == nil || opts.Targets.Validate == nil {
 		panic("api.New: Store, Auth, CrawlNow and Targets (with its Validate) are required")
 	}
-	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, targets: opts.Targets, log: opts.Log, now: opts.Now}
+	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, targets: opts.Targets, cards: opts.Cards,
+		log: opts.Log, now: opts.Now}
 	if h.log == nil {
 		h.log = slog.Default()
 	}

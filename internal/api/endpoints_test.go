@@ -174,6 +174,46 @@ func endpointCases() []endpointCase {
 		{name: "export", okCode: 200, write: true, scope: ScopeExport,
 			ok:  func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 2}`) },
 			bad: func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 0}`) }},
+		{name: "card list", okCode: 200, scope: ScopeRead,
+			ok: func(w *world) request {
+				return get(idPath("/api/v1/cards?grade=yellow&public=true&limit=5&site_id=%d", w.provSite), "")
+			},
+			bad: func(w *world) request { return get("/api/v1/cards?grade=purple", "") }},
+		{name: "card get", okCode: 200, scope: ScopeRead,
+			ok:      func(w *world) request { return get(idPath("/api/v1/cards/%d", w.cardYellow), "") },
+			bad:     func(w *world) request { return get("/api/v1/cards/abc", "") },
+			notFond: func(w *world) request { return get("/api/v1/cards/99999", "") }},
+		{name: "card rewrite", okCode: 200, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON(idPath("/api/v1/cards/%d/rewrite", w.cardGreen), "", `{"summary": "2026年3月5日印发粤府〔2026〕5号。"}`)
+			},
+			bad: func(w *world) request {
+				return postJSON(idPath("/api/v1/cards/%d/rewrite", w.cardGreen), "", `{"text": "x"}`)
+			},
+			notFond: func(w *world) request { return postJSON("/api/v1/cards/99999/rewrite", "", `{"summary": "x"}`) }},
+		{name: "takedown list", okCode: 200, scope: ScopeRead,
+			ok:  func(w *world) request { return get("/api/v1/takedowns?open=true", "") },
+			bad: func(w *world) request { return get("/api/v1/takedowns?open=yes", "") }},
+		{name: "takedown record", okCode: 201, write: true, scope: ScopeWrite,
+			ok: func(w *world) request {
+				return postJSON("/api/v1/takedowns", "", fmt.Sprintf(`{"site_id": %d, "scope": "urls",
+					"urls": ["https://www.gd.gov.test/zcwj/none.html"], "requester": "广东省人民政府办公厅"}`, w.provSite))
+			},
+			bad: func(w *world) request {
+				return postJSON("/api/v1/takedowns", "", fmt.Sprintf(`{"site_id": %d, "scope": "urls",
+					"urls": ["https://elsewhere.test/a.html"], "requester": "广东省人民政府办公厅"}`, w.provSite))
+			}},
+		{name: "takedown get", okCode: 200, scope: ScopeRead,
+			ok:      func(w *world) request { return get(idPath("/api/v1/takedowns/%d", w.openTakedown(w.provSite)), "") },
+			bad:     func(w *world) request { return get("/api/v1/takedowns/0", "") },
+			notFond: func(w *world) request { return get("/api/v1/takedowns/9999", "") }},
+		{name: "takedown freeze", okCode: 200, write: true, scope: ScopeWrite,
+			// Each success carries out a request of its own: one is carried out once.
+			ok: func(w *world) request {
+				return postJSON(idPath("/api/v1/takedowns/%d/freeze", w.openTakedown(w.nateSite)), "", "")
+			},
+			bad:     func(w *world) request { return postJSON("/api/v1/takedowns/x1/freeze", "", "") },
+			notFond: func(w *world) request { return postJSON("/api/v1/takedowns/9999/freeze", "", "") }},
 	}
 }
 
@@ -185,6 +225,7 @@ func with(rq request, token string) request { rq.token = token; return rq }
 func TestEndpoints(t *testing.T) {
 	st := storetest.SQLite(t)
 	w := buildWorld(t, st)
+	seedCards(t, w)
 	a := newAPITest(t, st, fixedNow)
 	cases := endpointCases()
 	if len(cases) != len((&handler{}).routes()) {

@@ -24,7 +24,8 @@ type world struct {
 	logs                        map[string]int64 // by label
 	colSubscribed, colFree      int64
 	st                          *store.Store
-	made                        int // targets the endpoint cases created
+	made                        int   // targets the endpoint cases created
+	cardYellow, cardGreen       int64 // set by seedCards
 }
 
 var ptr = func(v int64) *int64 { return &v }

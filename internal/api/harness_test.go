@@ -116,8 +116,8 @@ func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate targe
 	}
 	a.router = router
 	a.h = New(Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
-		Targets: &target.Service{Store: st, Validate: validate},
-		Now:     func() time.Time { return a.now },
+		Targets: &target.Service{Store: st, Validate: validate}, Cards: testCardGrader,
+		Now: func() time.Time { return a.now },
 		CrawlNow: func(ctx context.Context, id int64) error {
 			a.mu.Lock()
 			defer a.mu.Unlock()

@@ -81,6 +81,10 @@ var nav = []navGroup{
 		{Key: "articles", Label: "文章", Href: Prefix + "/articles"},
 		{Key: "crawl-logs", Label: "抓取日志", Href: Prefix + "/crawl-logs"},
 	}},
+	{"公开门户", []navItem{
+		{Key: "cards", Label: "摘要审核", Href: Prefix + "/cards"},
+		{Key: "takedowns", Label: "下架请求", Href: Prefix + "/takedowns"},
+	}},
 	{"运行", []navItem{
 		{Key: "stale", Label: "停更目标", Href: Prefix + "/stale-targets"},
 		{Key: "hosts", Label: "主机状态", Href: Prefix + "/hosts"},

@@ -55,6 +55,9 @@ type Options struct {
 	// subscriptions). Nil: one on Store without a dry-run, which refuses to
 	// save any target that has a sample article.
 	Targets *target.Service
+	// Cards grades a person's rewrite of a summary card. Nil: the review
+	// pages show cards but the rewrite form is disabled.
+	Cards CardGrader
 }
 
 // console holds the dependencies every page handler shares.
@@ -71,6 +74,7 @@ type console struct {
 	pages     map[string]*template.Template
 	static    fs.FS
 	targets   *target.Service
+	cards     CardGrader
 }
 
 // New builds the console handler; it fails when a template does not parse.
@@ -83,7 +87,7 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: shanghai()}
+		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: shanghai(), cards: opts.Cards}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -149,6 +153,7 @@ func (c *console) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"/stale-targets", c.require(v, c.staleTargetList))
 	mux.Handle("GET "+Prefix+"/jobs", c.require(v, c.jobList))
 	mux.Handle("GET "+Prefix+"/audit", c.require(v, c.auditList))
+	c.reviewRoutes(mux, v, o)
 	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, "页面不存在")
 	}))
