@@ -77,9 +77,9 @@ func day(y int, m time.Month, d int) *time.Time {
 
 type cardSeed struct {
 	label, title, summary, grade, channel, url string
-	dept                                      int64
-	published                                 *time.Time
-	dupOf                                     string
+	dept                                       int64
+	published                                  *time.Time
+	dupOf                                      string
 }
 
 // seedCards writes a site, a target and articles with their cards: one per
@@ -225,4 +225,3 @@ func dump(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
