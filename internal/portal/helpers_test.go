@@ -42,8 +42,10 @@ type world struct {
 	clock *clock
 	rec   *ledger.Recorder
 	srv   *httptest.Server
-	cards map[string]int64 // by label
-	site  int64
+	cards  map[string]int64 // by label
+	site   int64
+	target int64
+	n      int // cards added
 }
 
 const (
@@ -53,7 +55,12 @@ const (
 
 func newWorld(t *testing.T) *world {
 	t.Helper()
-	st := storetest.SQLite(t)
+	return newWorldOn(t, storetest.SQLite(t))
+}
+
+// newWorldOn is newWorld on a given store (a dialect).
+func newWorldOn(t *testing.T, st *store.Store) *world {
+	t.Helper()
 	// 10:00 in Shanghai, so the day does not end under the test.
 	w := &world{st: st, clock: &clock{t: time.Date(2026, 4, 23, 2, 0, 0, 0, time.UTC)}, cards: map[string]int64{}}
 	seedCards(t, w)
@@ -94,7 +101,6 @@ func seedCards(t *testing.T, w *world) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	var targetID int64
 	err := w.st.WithTx(ctx, func(tx *store.Tx) error {
 		s := &model.Site{SiteCode: "qy", SiteName: "清远市人民政府", BaseURL: "https://www.gdqy.gov.test",
 			SiteRole: model.RoleQingyuanLocal, YAMLPath: "config/sites/qy.yaml", Access: model.AccessSummary,
@@ -107,7 +113,7 @@ func seedCards(t *testing.T, w *world) {
 		if _, _, err := tx.UpsertTarget(ctx, tg); err != nil {
 			return err
 		}
-		w.site, targetID = s.ID, tg.ID
+		w.site, w.target = s.ID, tg.ID
 		return nil
 	})
 	if err != nil {
@@ -136,26 +142,8 @@ func seedCards(t *testing.T, w *world) {
 			summary: fmt.Sprintf("第%02d期新闻摘要。", i), grade: model.GradeGreen, channel: "新闻动态", dept: deptCZJ,
 			published: day(2025, 12, 1+i)})
 	}
-	for i, sd := range seeds {
-		url := sd.url
-		if url == "" {
-			url = fmt.Sprintf("https://www.gdqy.gov.test/zcwj/post_%d.html", 1000+i)
-		}
-		dept := sd.dept
-		card := &model.SummaryCard{Title: sd.title, AutoSummary: sd.summary, SourceURL: url, PublishTime: sd.published,
-			Simhash: uint64(0x1234_5678_9abc_0000 + i), SourceDNA: fmt.Sprintf("sha256:%064x", 7000+i),
-			FetchedAt: w.clock.Now(), Sigma: 0.9, Relevance: 5, Grade: sd.grade}
-		if sd.dupOf != "" {
-			id := w.cards[sd.dupOf]
-			card.DuplicateOf = &id
-		}
-		a := &model.Article{SiteID: w.site, TargetID: targetID, NativePostID: fmt.Sprint(1000 + i), URL: url,
-			Title: sd.title, DeptID: &dept, ChannelName: sd.channel, PublishTime: sd.published,
-			Status: model.StatusReady, FetchedAt: w.clock.Now(), Card: card}
-		if _, _, err := w.st.SaveArticle(ctx, a, nil, 0, store.FrontierMark{}); err != nil {
-			t.Fatalf("card %s: %v", sd.label, err)
-		}
-		w.cards[sd.label] = card.ID
+	for _, sd := range seeds {
+		w.addCard(t, sd)
 	}
 	k := &model.Takedown{SiteID: w.site, Scope: model.TakedownURLs, URLs: []string{"https://www.gdqy.gov.test/zcwj/frozen.html"},
 		Requester: "清远市政务服务数据管理局", RecordedBy: "user:admin"}
@@ -165,6 +153,33 @@ func seedCards(t *testing.T, w *world) {
 	if k, err := w.st.FreezeTakedown(ctx, k.ID, "user:admin"); err != nil || k.CardsFrozen != 1 {
 		t.Fatalf("freeze: %+v %v", k, err)
 	}
+}
+
+// addCard saves an article with its card, as the crawler does.
+func (w *world) addCard(t *testing.T, sd cardSeed) int64 {
+	t.Helper()
+	i := w.n
+	w.n++
+	url := sd.url
+	if url == "" {
+		url = fmt.Sprintf("https://www.gdqy.gov.test/zcwj/post_%d.html", 1000+i)
+	}
+	dept := sd.dept
+	card := &model.SummaryCard{Title: sd.title, AutoSummary: sd.summary, SourceURL: url, PublishTime: sd.published,
+		Simhash: uint64(0x1234_5678_9abc_0000 + i), SourceDNA: fmt.Sprintf("sha256:%064x", 7000+i),
+		FetchedAt: w.clock.Now(), Sigma: 0.9, Relevance: 5, Grade: sd.grade}
+	if sd.dupOf != "" {
+		id := w.cards[sd.dupOf]
+		card.DuplicateOf = &id
+	}
+	a := &model.Article{SiteID: w.site, TargetID: w.target, NativePostID: fmt.Sprint(1000 + i), URL: url,
+		Title: sd.title, DeptID: &dept, ChannelName: sd.channel, PublishTime: sd.published,
+		Status: model.StatusReady, FetchedAt: w.clock.Now(), Card: card}
+	if _, _, err := w.st.SaveArticle(context.Background(), a, nil, 0, store.FrontierMark{}); err != nil {
+		t.Fatalf("card %s: %v", sd.label, err)
+	}
+	w.cards[sd.label] = card.ID
+	return card.ID
 }
 
 // client never follows redirects, so the door's answer can be read.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"zhizhi/internal/store"
+	"zhizhi/internal/store/storetest"
 )
 
 // items returns the card titles a list page shows, in order.
@@ -24,7 +25,11 @@ func items(body string) []string {
 }
 
 func TestCardList(t *testing.T) {
-	w := newWorld(t)
+	storetest.ForEachDialect(t, testCardList)
+}
+
+func testCardList(t *testing.T, st *store.Store) {
+	w := newWorldOn(t, st)
 	tests := []struct {
 		name     string
 		query    url.Values
@@ -136,7 +141,11 @@ func TestCardPage(t *testing.T) {
 // TestHiddenCardsAbsentEverywhere: a frozen card and a duplicate are not
 // listed, not found, not searchable, and their doors are shut.
 func TestHiddenCardsAbsentEverywhere(t *testing.T) {
-	w := newWorld(t)
+	storetest.ForEachDialect(t, testHiddenCardsAbsentEverywhere)
+}
+
+func testHiddenCardsAbsentEverywhere(t *testing.T, st *store.Store) {
+	w := newWorldOn(t, st)
 	for _, label := range []string{"frozen", "dup"} {
 		for _, path := range []string{w.cardPath(label), w.goPath(label)} {
 			r := w.get(t, path)
