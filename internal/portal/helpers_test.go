@@ -38,10 +38,10 @@ func (c *clock) Advance(d time.Duration) {
 
 // world is a portal over a real store with a recorder, served over HTTP.
 type world struct {
-	st    *store.Store
-	clock *clock
-	rec   *ledger.Recorder
-	srv   *httptest.Server
+	st     *store.Store
+	clock  *clock
+	rec    *ledger.Recorder
+	srv    *httptest.Server
 	cards  map[string]int64 // by label
 	site   int64
 	target int64
