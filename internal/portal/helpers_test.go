@@ -136,6 +136,9 @@ func seedCards(t *testing.T, w *world) {
 		{label: "badurl", title: "来源地址异常的通知", summary: "来源地址不是网页地址",
 			grade: model.GradeGreen, channel: "政策文件", dept: deptFGW, published: day(2026, 1, 4),
 			url: "javascript:alert(document.domain)"},
+		{label: "badurl2", title: "来源地址带主机名的脚本地址", summary: "来源地址不是网页地址",
+			grade: model.GradeRed, channel: "政策文件", dept: deptFGW, published: day(2026, 1, 3),
+			url: "javascript://www.gdqy.gov.test/%0Aalert(document.domain)"},
 	}
 	for i := range 25 {
 		seeds = append(seeds, cardSeed{label: fmt.Sprintf("news%02d", i), title: fmt.Sprintf("清远新闻第%02d期", i),

@@ -39,13 +39,13 @@ func testCardList(t *testing.T, st *store.Store) {
 		lacks    []string
 	}{
 		{name: "front page: newest first, 20 to a page", count: 20,
-			contains: []string{"关于印发清远市促进民营经济发展若干措施的通知", "为进一步促进民营经济发展", "共 30 条信息", "第 1 / 2 页", `href="/?page=2"`}},
-		{name: "second page", query: url.Values{"page": {"2"}}, count: 10,
+			contains: []string{"关于印发清远市促进民营经济发展若干措施的通知", "为进一步促进民营经济发展", "共 31 条信息", "第 1 / 2 页", `href="/?page=2"`}},
+		{name: "second page", query: url.Values{"page": {"2"}}, count: 11,
 			contains: []string{"清远新闻第00期", `href="/"`}},
 		{name: "department", query: url.Values{"dept": {"37"}},
 			want: []string{"关于印发清远市促进民营经济发展若干措施的通知", "清远市发展和改革局2025年工作总结",
-				"&lt;script&gt;alert(&#34;t&#34;)&lt;/script&gt;恶意标题", "来源地址异常的通知"},
-			contains: []string{"清远市发展和改革局 · 共 4 条信息"}},
+				"&lt;script&gt;alert(&#34;t&#34;)&lt;/script&gt;恶意标题", "来源地址异常的通知", "来源地址带主机名的脚本地址"},
+			contains: []string{"清远市发展和改革局 · 共 5 条信息"}},
 		{name: "channel", query: url.Values{"channel": {"财政信息"}}, want: []string{"清远市2026年第一季度财政收支情况"}},
 		{name: "department and channel", query: url.Values{"dept": {"38"}, "channel": {"新闻动态"}, "page": {"2"}}, count: 5,
 			contains: []string{`href="/?channel=%E6%96%B0%E9%97%BB%E5%8A%A8%E6%80%81&amp;dept=38"`}},
@@ -164,10 +164,10 @@ func testHiddenCardsAbsentEverywhere(t *testing.T, st *store.Store) {
 		}
 	}
 	// The filter counts leave them out too: 政策文件 has green, red,
-	// hostile and badurl left.
+	// hostile, badurl and badurl2 left.
 	r := w.get(t, "/")
-	if !strings.Contains(r.body, "政策文件（4）") {
-		t.Errorf("the channel filter does not count 4 public 政策文件 cards")
+	if !strings.Contains(r.body, "政策文件（5）") {
+		t.Errorf("the channel filter does not count 5 public 政策文件 cards")
 	}
 }
 
@@ -200,8 +200,10 @@ func TestDoor(t *testing.T) {
 		t.Errorf("day stats count %d click-throughs, want 1: %+v", clicks, stats)
 	}
 	// A stored source that is not a web address is never a redirect.
-	if r := w.get(t, w.goPath("badurl")); r.status != http.StatusNotFound || r.header.Get("Location") != "" {
-		t.Errorf("door of a javascript: source: %d to %q", r.status, r.header.Get("Location"))
+	for _, label := range []string{"badurl", "badurl2"} {
+		if r := w.get(t, w.goPath(label)); r.status != http.StatusNotFound || r.header.Get("Location") != "" {
+			t.Errorf("door of a javascript: source (%s): %d to %q", label, r.status, r.header.Get("Location"))
+		}
 	}
 	for _, path := range []string{"/go/999999", "/go/abc", "/go/-1"} {
 		if r := w.get(t, path); r.status != http.StatusNotFound {
