@@ -129,10 +129,16 @@ func shanghai() *time.Location {
 	return time.FixedZone("CST", 8*3600)
 }
 
+// peerAddress is the peer's IP, never a forwarded header (anyone can write
+// one). An IPv6 client counts by its /64: a host picks privacy addresses
+// from its whole /64, and one reader should stay one visitor.
 func peerAddress(r *http.Request) string {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		return r.RemoteAddr
+		host = r.RemoteAddr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String()
 	}
 	return host
 }

@@ -100,6 +100,21 @@ func TestVisitorKey(t *testing.T) {
 	})
 }
 
+func TestPeerAddress(t *testing.T) {
+	for addr, want := range map[string]string{
+		"198.51.100.7:40000":                     "198.51.100.7",
+		"[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:443": "2001:db8:1:2::",
+		"[2001:db8:1:2::9]:443":                  "2001:db8:1:2::",
+		"[2001:db8:1:3::9]:443":                  "2001:db8:1:3::",
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.RemoteAddr = addr
+		if got := peerAddress(r); got != want {
+			t.Errorf("peerAddress(%s) = %s, want %s", addr, got, want)
+		}
+	}
+}
+
 // TestNoAddressIsStored: after a day of traffic the database files hold
 // neither the client's address nor its user agent.
 func TestNoAddressIsStored(t *testing.T) {

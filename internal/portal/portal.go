@@ -14,6 +14,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"zhizhi/internal/ledger"
@@ -120,6 +121,12 @@ func securityHeaders(next http.Handler) http.Handler {
 func (p *portal) staticHandler() http.Handler {
 	fsrv := http.FileServerFS(p.static)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
+			// No directory listings.
+			p.record(r, ledger.Hit{Kind: ledger.KindOther})
+			p.notFound(w, r, "页面不存在", "您访问的页面不存在，请返回首页浏览或搜索。")
+			return
+		}
 		p.record(r, ledger.Hit{Kind: ledger.KindAsset})
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fsrv.ServeHTTP(w, r)

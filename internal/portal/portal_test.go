@@ -245,7 +245,7 @@ func TestEveryResponseIsPrivate(t *testing.T) {
 		{"GET", w.cardPath("green"), ""}, {"GET", w.cardPath("red"), ""}, {"GET", w.cardPath("frozen"), ""},
 		{"GET", w.goPath("green"), ""}, {"GET", w.goPath("dup"), ""}, {"GET", "/robots.txt", ""},
 		{"GET", "/static/portal.css", ""}, {"GET", "/static/portal.js", ""}, {"GET", "/static/logo.svg", ""},
-		{"GET", "/static/missing.png", ""}, {"GET", "/no/such/page", ""}, {"POST", "/", ""},
+		{"GET", "/static/missing.png", ""}, {"GET", "/static/", ""}, {"GET", "/no/such/page", ""}, {"POST", "/", ""},
 		{"POST", "/beacon", `{"scroll":1}`}, {"POST", "/beacon", `not json`},
 	}
 	for _, p := range paths {
@@ -260,6 +260,9 @@ func TestEveryResponseIsPrivate(t *testing.T) {
 		if m := external.FindString(r.body); m != "" {
 			t.Errorf("%s %s refers to another site: %s", p.method, p.path, m)
 		}
+	}
+	if r := w.get(t, "/static/"); r.status != http.StatusNotFound || strings.Contains(r.body, `href="portal.css"`) {
+		t.Errorf("GET /static/ lists the files: %d", r.status)
 	}
 	js := w.get(t, "/static/portal.js").body
 	for _, bad := range []string{"cookie", "localStorage", "sessionStorage", "http:", "https:", "navigator.userAgent", "clientX"} {
