@@ -1,10 +1,13 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -84,6 +87,12 @@ func (s *Store) ApplyVisits(ctx context.Context, ups []VisitorUpdate) (dropped i
 	if len(ups) == 0 {
 		return 0, nil
 	}
+	// Rows are locked in key order, so two processes flushing the same
+	// visitors cannot deadlock.
+	ups = slices.Clone(ups)
+	slices.SortStableFunc(ups, func(a, b VisitorUpdate) int {
+		return cmp.Or(strings.Compare(a.Day, b.Day), strings.Compare(a.Key, b.Key))
+	})
 	err = s.WithTx(ctx, func(tx *Tx) error {
 		dropped = 0
 		closed := map[string]bool{}

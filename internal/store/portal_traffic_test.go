@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,4 +174,69 @@ func TestApplyVisitsReadsTheStoredRow(t *testing.T) {
 			t.Errorf("visitor after three updates: %+v", v)
 		}
 	})
+}
+
+// TestApplyVisitsAcrossProcesses: two processes on one database flush the
+// same visitors at the same time, in opposite orders; every count lands
+// and neither flush fails (no lost update, no deadlock).
+func TestApplyVisitsAcrossProcesses(t *testing.T) {
+	ctx := context.Background()
+	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
+		t.Run(dialect, func(t *testing.T) {
+			dir := t.TempDir()
+			dsn := "sqlite://" + filepath.Join(dir, "zhizhi.db")
+			if dialect == store.DialectPostgres {
+				dsn = storetest.PostgresURL(t)
+			}
+			open := func() *store.Store {
+				st, err := store.Open(ctx, dsn, dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { st.Close() })
+				return st
+			}
+			a, b := open(), open()
+			const keys, rounds = 8, 15
+			batch := func(reverse bool) []store.VisitorUpdate {
+				var ups []store.VisitorUpdate
+				for k := range keys {
+					if reverse {
+						k = keys - 1 - k
+					}
+					ups = append(ups, visit("2026-04-23", k, store.BandHuman, 1, 0, store.CardCount{CardID: 1, Views: 1}))
+				}
+				return ups
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 2*rounds)
+			for i, st := range []*store.Store{a, b} {
+				wg.Go(func() {
+					for range rounds {
+						if _, err := st.ApplyVisits(ctx, batch(i == 1)); err != nil {
+							errs <- err
+						}
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Errorf("flush: %v", err)
+			}
+			vs, err := a.Visitors(ctx, "2026-04-23")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vs {
+				if v.Pages != 2*rounds {
+					t.Errorf("visitor %s…: %d pages, want %d", v.Key[:8], v.Pages, 2*rounds)
+				}
+			}
+			tallies, err := a.HumanTallies(ctx, "2026-04-23")
+			if err != nil || len(vs) != keys || len(tallies) != 1 || tallies[0].Views != 2*rounds*keys {
+				t.Errorf("%d visitors, tallies %+v (%v); want %d visitors and %d views", len(vs), tallies, err, keys, 2*rounds*keys)
+			}
+		})
+	}
 }
