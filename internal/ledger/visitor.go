@@ -374,6 +374,11 @@ func (r *Recorder) CloseDays(ctx context.Context) ([]string, error) {
 	if err := r.Flush(ctx); err != nil {
 		return nil, err
 	}
+	if n, err := r.store.SweepClosedPortalDays(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		r.log.Warn("portal visits for a closed day arrived after its close and were deleted", "rows", n)
+	}
 	days, err := r.store.OpenPortalDays(ctx)
 	if err != nil {
 		return nil, err

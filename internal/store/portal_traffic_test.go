@@ -131,6 +131,19 @@ func TestPortalDayTallies(t *testing.T) {
 			t.Errorf("late visit to a closed day: dropped %d, %v", dropped, err)
 		}
 		check("after a late visit", true)
+		// A flush that raced the close and wrote after it is swept away.
+		if _, err := s.DB().Exec(`INSERT INTO portal_visitor (day, visitor_key, ua_class, band) VALUES ('` + day + `', '` + visitorKey(9) + `', 'browser', 'human')`); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := s.SweepClosedPortalDays(ctx); err != nil || n != 1 {
+			t.Errorf("sweep: %d rows, %v; want 1", n, err)
+		}
+		if vs, err := s.Visitors(ctx, day); err != nil || len(vs) != 0 {
+			t.Errorf("the closed day keeps %d visitors after the sweep (%v)", len(vs), err)
+		}
+		if vs, err := s.Visitors(ctx, "2026-04-24"); err != nil || len(vs) != 1 {
+			t.Errorf("the sweep took the open day's visitors: %d %v", len(vs), err)
+		}
 		// A day nobody visited has no tallies and zero in every band.
 		stats, err := s.PortalDayStats(ctx, "2026-01-01")
 		if err != nil || fmt.Sprint(stats.Bands) != "[{human 0 0 0} {review 0 0 0} {bot 0 0 0}]" {
