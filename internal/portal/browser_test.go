@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ const chromiumPath = "/usr/bin/chromium"
 type browser struct {
 	t        *testing.T
 	tab      context.Context
+	shots    string
 	mu       sync.Mutex
 	problems []string
 }
@@ -39,7 +41,7 @@ func openBrowser(t *testing.T, ua string) *browser {
 		}
 		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
 	}
-	b := &browser{t: t}
+	b := &browser{t: t, shots: artifactDir(t)}
 	// A safety net against a hung browser, not a measure.
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	t.Cleanup(cancel)
@@ -72,6 +74,38 @@ func openBrowser(t *testing.T, ua string) *browser {
 	}
 	b.tab = tab
 	return b
+}
+
+// artifactDir is where the portal's screenshots go: $ZHIZHI_TEST_ARTIFACTS
+// when set (CI keeps it), else a directory that outlives the test so a
+// person can look at the pictures.
+func artifactDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ZHIZHI_TEST_ARTIFACTS")
+	if dir != "" {
+		dir = filepath.Join(dir, "portal")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		var err error
+		if dir, err = os.MkdirTemp("", "zhizhi-portal-shots-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("screenshots of the portal: %s", dir)
+	return dir
+}
+
+func (b *browser) shoot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
 }
 
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -161,6 +195,7 @@ func TestHumanAndBotLandInTheirLedgers(t *testing.T) {
 	if !b.styled() {
 		t.Error("the front page's style sheet or logo did not load")
 	}
+	b.shoot("1-front-page")
 	b.read()
 	w.clock.Advance(45 * time.Second)
 	b.do("open the card", chromedp.Click(chromedp.CSS(fmt.Sprintf(`#card-list h2 a[href="/card/%d"]`, card))),
@@ -168,6 +203,7 @@ func TestHumanAndBotLandInTheirLedgers(t *testing.T) {
 	if !b.styled() {
 		t.Error("the card page's style sheet or logo did not load")
 	}
+	b.shoot("2-card")
 	b.read()
 	w.clock.Advance(70 * time.Second)
 	b.do("follow the door to the full text", chromedp.Click(chromedp.CSS(`.door a`)),
