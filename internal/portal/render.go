@@ -1,0 +1,119 @@
+package portal
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+)
+
+//go:embed templates static
+var embedded embed.FS
+
+// parsePages parses every page template with the layout, one set per page.
+func parsePages(files fs.FS, funcs template.FuncMap) (map[string]*template.Template, error) {
+	base, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html")
+	if err != nil {
+		return nil, fmt.Errorf("parse layout: %w", err)
+	}
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, fmt.Errorf("list templates: %w", err)
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range names {
+		page := strings.TrimSuffix(path.Base(name), ".html")
+		if page == "layout" {
+			continue
+		}
+		t, err := base.Clone()
+		if err != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		if _, err := t.ParseFS(files, name); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", name, err)
+		}
+		if t.Lookup("content") == nil {
+			return nil, fmt.Errorf("parse %s: it defines no \"content\"", name)
+		}
+		pages[page] = t
+	}
+	return pages, nil
+}
+
+func (p *portal) funcs() template.FuncMap {
+	return template.FuncMap{
+		"date": func(t *time.Time) string {
+			if t == nil || t.IsZero() {
+				return ""
+			}
+			return t.In(p.loc).Format("2006年1月2日")
+		},
+		"year": func() int { return p.now().In(p.loc).Year() },
+	}
+}
+
+// view is what the layout renders around a page's own data.
+type view struct {
+	Title string
+	Q     string // the search box's text
+	Error string
+	Data  any
+}
+
+// render writes page name with status, executed into a buffer first so a
+// failing template gives a clean error page, not half a page.
+func (p *portal) render(w http.ResponseWriter, r *http.Request, status int, name string, v view) {
+	t, ok := p.pages[name]
+	if !ok {
+		p.serverError(w, r, fmt.Errorf("no template %q", name))
+		return
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {
+		p.serverError(w, r, fmt.Errorf("render %s: %w", name, err))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+type errorData struct {
+	Code    int
+	Heading string
+	Message string
+}
+
+// notFound answers 404 with a page in the reader's words. A frozen or
+// duplicate card gets the same page as a missing one: the portal does not
+// say that a card exists but is hidden.
+func (p *portal) notFound(w http.ResponseWriter, r *http.Request, heading, msg string) {
+	p.render(w, r, http.StatusNotFound, "error", view{Title: heading,
+		Data: errorData{Code: http.StatusNotFound, Heading: heading, Message: msg}})
+}
+
+// serverError logs err and shows a page that does not repeat it.
+func (p *portal) serverError(w http.ResponseWriter, r *http.Request, err error) {
+	p.log.Error("portal", "path", r.URL.Path, "err", err)
+	if t, ok := p.pages["error"]; ok {
+		var buf bytes.Buffer
+		v := view{Title: "服务器内部错误", Data: errorData{Code: 500, Heading: "服务器内部错误",
+			Message: "处理请求时出错，请稍后再试。"}}
+		if t.ExecuteTemplate(&buf, "layout.html", v) == nil {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusInternalServerError)
+			_, _ = w.Write(buf.Bytes())
+			return
+		}
+	}
+	http.Error(w, "服务器内部错误", http.StatusInternalServerError)
+}
