@@ -1,11 +1,3 @@
-// Package ledger owns the two ledgers' day seal: every calendar day
-// (Asia/Shanghai) the crawler's requests and the per-card tallies of human
-// readers are frozen into two RFC 6962 Merkle trees, the day's head
-// H_n = SHA-256(H_{n−1} ‖ date ‖ human root ‖ crawler root) chains it to the
-// day before, and an ed25519-signed note states it. Anyone holding an
-// export and the public verifier key can check every record against the
-// signed root without the database; the export carries statistics only,
-// never who read or clicked what.
 package ledger
 
 import (

@@ -1,7 +1,3 @@
-// Package ledger owns zhizhi's two ledgers — the crawler's requests and the
-// humans' card views and click-throughs on the public portal — and what
-// keeps them apart: BotScore, which tells a portal visitor who reads from
-// one that scripts.
 package ledger
 
 import (
@@ -101,7 +97,7 @@ type pendingHit struct {
 // NewRecorder starts a recorder writing to s; stop it with Close.
 func NewRecorder(s *store.Store, o RecorderOptions) *Recorder {
 	r := &Recorder{store: s, now: o.Now, log: o.Log, flushEvery: o.FlushEvery, grace: o.Grace,
-		clientIP: o.ClientIP, loc: shanghai(), salts: map[string][]byte{},
+		clientIP: o.ClientIP, loc: shanghai, salts: map[string][]byte{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	if r.now == nil {
 		r.now = time.Now
@@ -120,13 +116,6 @@ func NewRecorder(s *store.Store, o RecorderOptions) *Recorder {
 	}
 	go r.loop()
 	return r
-}
-
-func shanghai() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	return time.FixedZone("CST", 8*3600)
 }
 
 // peerAddress is the peer's IP, never a forwarded header (anyone can write
