@@ -86,6 +86,9 @@ func (p *portal) routes() http.Handler {
 	mux.HandleFunc("GET /card/{id}", p.cardShow)
 	mux.HandleFunc("GET /go/{id}", p.doorOpen)
 	mux.HandleFunc("GET /robots.txt", p.robotsShow)
+	mux.HandleFunc("GET /ledger", p.ledgerShow)
+	mux.HandleFunc("GET /ledger.json", p.ledgerJSON)
+	mux.HandleFunc("GET /.well-known/zhizhi-ledger.key", p.ledgerKey)
 	mux.HandleFunc("POST /beacon", p.beaconRecord)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", p.staticHandler()))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -55,6 +55,20 @@ func (p *portal) funcs() template.FuncMap {
 			return t.In(p.loc).Format("2006年1月2日")
 		},
 		"year": func() int { return p.now().In(p.loc).Year() },
+		"when": func(t time.Time) string { return t.In(p.loc).Format("2006-01-02 15:04") },
+		"kb":   func(n int64) string { return humanBytes(float64(n)) },
+		"bytes": func(n float64) string {
+			if n <= 0 {
+				return "—"
+			}
+			return humanBytes(n)
+		},
+		"ratio": func(v *float64) string {
+			if v == nil {
+				return "—"
+			}
+			return fmt.Sprintf("%.2f", *v)
+		},
 	}
 }
 
@@ -116,4 +130,18 @@ func (p *portal) serverError(w http.ResponseWriter, r *http.Request, err error) 
 		}
 	}
 	http.Error(w, "服务器内部错误", http.StatusInternalServerError)
+}
+
+// humanBytes writes a size in B, KB, MB or GB (powers of 1024).
+func humanBytes(n float64) string {
+	units := []string{"B", "KB", "MB", "GB", "TB"}
+	i := 0
+	for n >= 1024 && i < len(units)-1 {
+		n /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", n)
+	}
+	return fmt.Sprintf("%.1f %s", n, units[i])
 }
