@@ -452,7 +452,7 @@ func (p *pick) fill() {
 		s := &a.sentences[i]
 		// Headings, table rows and signature lines say little without the
 		// anchors that earn them a place in the first round.
-		if !s.free || s.cost() > p.left() {
+		if !s.free || s.cost() > p.left() || p.has(i) {
 			continue
 		}
 		cur := Hamming(p.vec.hash(), ref)
