@@ -150,10 +150,11 @@ type analysis struct {
 	masks     []uint32 // per sentence: the core anchors it contains
 	ref       vector   // of the first and last paragraphs
 	refText   string
+	protected map[int][]span // per sentence, once asked for: see protectedSpans
 }
 
 func analyse(in Input) *analysis {
-	a := &analysis{text: in.Text, budget: Limit(in.Text)}
+	a := &analysis{text: in.Text, budget: Limit(in.Text), protected: map[int][]span{}}
 	a.all = rankAnchors(in.Title, in.Text)
 	n := min(len(a.all), max(1, min(maxCore, a.budget/runesPerAnchor)))
 	for _, r := range a.all[:n] {
@@ -422,7 +423,7 @@ func (p *pick) cutForAnchors() {
 			gained |= 1 << uint(k)
 		}
 		if g := bits.OnesCount32(gained); g > bestGain {
-			if head := p.a.cutHead(s.text, need, room); head != "" {
+			if head := p.a.cutHead(i, need, room); head != "" {
 				bestGain, p.cut, p.cutAt = g, head, i
 			}
 		}
@@ -483,7 +484,7 @@ func (p *pick) cutToFill() {
 		if p.has(i) {
 			continue
 		}
-		head := a.cutHead(a.sentences[i].text, 0, room)
+		head := a.cutHead(i, 0, room)
 		if head == "" {
 			continue
 		}
@@ -502,12 +503,13 @@ func (p *pick) cutToFill() {
 	}
 }
 
-// cutHead is the longest head of s, at most room characters and at least
+// cutHead is the longest head of sentence i, at most room characters and at least
 // need bytes, that ends where a reader expects a pause: at a clause mark
 // (，、：) when one falls in the second half of the room, else anywhere that
 // splits no anchor, word or number. It is "" when no such head of at least
 // minCut characters exists, or when s fits whole.
-func (a *analysis) cutHead(s string, need, room int) string {
+func (a *analysis) cutHead(i, need, room int) string {
+	s := a.sentences[i].text
 	if room < minCut || utf8.RuneCountInString(s) <= room {
 		return ""
 	}
@@ -523,7 +525,11 @@ func (a *analysis) cutHead(s string, need, room int) string {
 	if limit < need {
 		return ""
 	}
-	protected := a.protectedSpans(s)
+	protected, ok := a.protected[i]
+	if !ok {
+		protected = a.protectedSpans(s)
+		a.protected[i] = protected
+	}
 	clean := func(p int) bool {
 		if p < need || p == 0 || p >= len(s) {
 			return false
