@@ -25,7 +25,7 @@ func TestSimulatedCorpus(t *testing.T) {
 	}
 	type tally struct {
 		sigmas             []float64
-		relevant           int
+		relevant, anchors  int
 		green, yellow, red int
 		access             string
 	}
@@ -66,6 +66,7 @@ func TestSimulatedCorpus(t *testing.T) {
 			}
 			for _, x := range []*tally{ts, all} {
 				x.sigmas = append(x.sigmas, c.Sigma)
+				x.anchors += len(c.Anchors)
 				if c.Relevance <= 20 {
 					x.relevant++
 				}
@@ -97,10 +98,10 @@ func TestSimulatedCorpus(t *testing.T) {
 			med = (s[n/2-1] + s[n/2]) / 2
 		}
 		pct := func(k int) float64 { return 100 * float64(k) / float64(n) }
-		t.Logf("| %-9s | %-7s | %4d | %.3f | %.3f | %5.1f%% | %5.1f%% | %5.1f%% | %5.1f%% |",
-			name, x.access, n, sum/float64(n), med, pct(x.relevant), pct(x.green), pct(x.yellow), pct(x.red))
+		t.Logf("| %-9s | %-7s | %4d | %4.1f | %.3f | %.3f | %5.1f%% | %5.1f%% | %5.1f%% | %5.1f%% |",
+			name, x.access, n, float64(x.anchors)/float64(n), sum/float64(n), med, pct(x.relevant), pct(x.green), pct(x.yellow), pct(x.red))
 	}
-	t.Logf("| site      | access  | cards | σ mean | σ median | relevance ≤ 20 | 🟢 | 🟡 | 🔴 |")
+	t.Logf("| site      | access  | cards | core anchors (mean) | σ mean | σ median | relevance ≤ 20 | 🟢 | 🟡 | 🔴 |")
 	var codes []string
 	for c := range bySite {
 		codes = append(codes, c)

@@ -67,8 +67,9 @@
 // around it), at least 1 and at most 10 — 10 for a full 300-character
 // summary, 1 for a 30-character one. Salience is by kind first: the
 // document number; then the subject (title terms); then an organisation or
-// term the title names; then full dates; then organisations and cited laws;
-// then numbers; then a month; then a year alone. Within a kind, anchors
+// term the title names; then full dates; then organisations, cited laws
+// and (without a title) repeated phrases; then numbers; then a month; then
+// a year alone. Within a kind, anchors
 // first found in the first or last paragraph come first, then the most
 // frequent, then the earliest.
 //
