@@ -85,21 +85,29 @@ func TestBuild(t *testing.T) {
 }
 
 // TestBuildCutsWithEllipsis: a source whose only sentence is longer than
-// the cap gets its head, cut where no number is split, and an ellipsis.
+// the cap gets its head and an ellipsis, cut where no number is split.
 func TestBuildCutsWithEllipsis(t *testing.T) {
-	text := "为推进乡村振兴，全市安排资金12.5亿元" + strings.Repeat("，各地各部门要高度重视并切实加强组织领导", 40) + "。"
-	c := Build(Input{Title: "关于推进乡村振兴的通知", Text: text})
-	checkExtractive(t, "one long sentence", text, c.Summary)
-	if !strings.HasSuffix(c.Summary, "…") {
-		t.Fatalf("summary %q of one long sentence does not end with an ellipsis", c.Summary)
+	tests := []struct{ name, text string }{
+		{"clauses", "为推进乡村振兴，全市安排资金12.5亿元" + strings.Repeat("，各地各部门要高度重视并切实加强组织领导", 40) + "。"},
+		// 313 characters: a 31-character cap leaves 30 for the head, which
+		// would end just after 12.5, before its unit.
+		{"no clause mark", strings.Repeat("甲乙", 13) + "12.5亿元" + strings.Repeat("丙丁", 140) + "。"},
 	}
-	head := strings.TrimSuffix(c.Summary, "…")
-	if !strings.HasPrefix(text, head) || utf8.RuneCountInString(head) < 4 {
-		t.Errorf("summary %q is not a head of the sentence", c.Summary)
-	}
-	for _, bad := range []string{"12…", "12.…", "12.5…", "12.5亿…"} {
-		if strings.HasSuffix(c.Summary, bad) {
-			t.Errorf("summary %q splits 12.5亿元", c.Summary)
+	for _, tt := range tests {
+		c := Build(Input{Title: "关于推进乡村振兴的通知", Text: tt.text})
+		checkExtractive(t, tt.name, tt.text, c.Summary)
+		if !strings.HasSuffix(c.Summary, "…") {
+			t.Errorf("%s: summary %q of one long sentence does not end with an ellipsis", tt.name, c.Summary)
+			continue
+		}
+		head := strings.TrimSuffix(c.Summary, "…")
+		if !strings.HasPrefix(tt.text, head) || utf8.RuneCountInString(head) < 4 {
+			t.Errorf("%s: summary %q is not a head of the sentence", tt.name, c.Summary)
+		}
+		for _, bad := range []string{"1…", "12…", "12.…", "12.5…", "12.5亿…"} {
+			if strings.HasSuffix(c.Summary, bad) {
+				t.Errorf("%s: summary %q splits 12.5亿元", tt.name, c.Summary)
+			}
 		}
 	}
 }
