@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // TestAnchors: examples written from the rules for each kind of anchor,
@@ -28,10 +29,10 @@ func TestAnchors(t *testing.T) {
 			"总投资12.5亿元，其中财政资金300万元，增长15%，用地2000平方米，新建3个站点，10个工作日内办结。",
 			[]Anchor{{"12.5亿元", "number"}, {"300万元", "number"}, {"15%", "number"}, {"2000平方米", "number"}, {"3个", "number"}, {"10个工作日", "number"}},
 			nil},
-		{"numbers without a unit are not anchors",
-			"联系电话：0763-3362000，邮编511500。",
+		{"numbers without a unit, or inside a code, are not anchors",
+			"联系电话：0763-3362000，邮编511500，采购X200台式电脑。",
 			nil,
-			[]string{"0763-3362000", "511500", "3362000"}},
+			[]string{"0763-3362000", "511500", "3362000", "200台"}},
 		{"document numbers",
 			"根据穗府办〔2024〕3号文件和粤府函[2023]12号的要求，参照国办发（2022）15号。",
 			[]Anchor{{"穗府办〔2024〕3号", "docno"}, {"粤府函[2023]12号", "docno"}, {"国办发（2022）15号", "docno"}},
@@ -87,6 +88,12 @@ func TestCoreAnchorsAreBounded(t *testing.T) {
 	}
 	if len(c.Anchors) < 2 || c.Anchors[0] != (Anchor{"穗府办〔2024〕3号", "docno"}) || c.Anchors[1] != (Anchor{"推进乡村振兴", "term"}) {
 		t.Errorf("core anchors %v: want the document number, then the subject", c.Anchors)
+	}
+	mid := strings.Join(strings.Split(text, "\n")[:20], "\n")
+	// About 1,200 characters: a tenth of it is the budget, one anchor per
+	// 30 characters of that.
+	if want := utf8.RuneCountInString(mid) / 10 / 30; len(Build(Input{Title: "关于推进乡村振兴的通知", Text: mid}).Anchors) != want || want < 3 {
+		t.Errorf("%d core anchors for a %d-character budget, want %d", len(Build(Input{Title: "关于推进乡村振兴的通知", Text: mid}).Anchors), Limit(mid), want)
 	}
 	head := strings.Join(strings.Split(text, "\n")[:3], "\n")
 	short := Build(Input{Title: "关于推进乡村振兴的通知", Text: head})

@@ -37,9 +37,6 @@ const (
 // summary can hold every core anchor with room for the words around them.
 const runesPerAnchor = 30
 
-// maxCore bounds the core anchors of a full-length (300-character) summary.
-const maxCore = 10
-
 // minCut is the fewest characters of a sentence a cut keeps; a shorter
 // fragment tells a reader nothing.
 const minCut = 4
@@ -156,7 +153,8 @@ type analysis struct {
 func analyse(in Input) *analysis {
 	a := &analysis{text: in.Text, budget: Limit(in.Text), protected: map[int][]span{}}
 	a.all = rankAnchors(in.Title, in.Text)
-	n := min(len(a.all), max(1, min(maxCore, a.budget/runesPerAnchor)))
+	// At most 10: a full summary's 300 characters over 30.
+	n := min(len(a.all), max(1, a.budget/runesPerAnchor))
 	for _, r := range a.all[:n] {
 		a.core = append(a.core, r.Anchor)
 	}
