@@ -84,6 +84,28 @@ func TestBuild(t *testing.T) {
 	}
 }
 
+// TestNoSentenceTwice: a source that repeats itself, as long reports do,
+// still gets a summary that says each sentence once.
+func TestNoSentenceTwice(t *testing.T) {
+	var b strings.Builder
+	for i := range 40 {
+		b.WriteString("清晨的北江两岸薄雾未散，沿岸的村民已经开始一天的劳作。夜幕降临，北江两岸的灯光次第亮起。")
+		if i%5 == 4 {
+			b.WriteString("当地干部表示，下一步将继续围绕北江两岸做好产业、文旅和生态文章。")
+		}
+		b.WriteString("\n")
+	}
+	c := Build(Input{Title: "走进北江两岸：一条江与一座城的变迁", Text: b.String()})
+	checkExtractive(t, "repetitive", b.String(), c.Summary)
+	seen := map[string]bool{}
+	for _, s := range strings.FieldsFunc(c.Summary, func(r rune) bool { return strings.ContainsRune("。！？；\n", r) }) {
+		if seen[s] {
+			t.Errorf("summary says %q twice: %q", s, c.Summary)
+		}
+		seen[s] = true
+	}
+}
+
 // TestBuildCutsWithEllipsis: a source whose only sentence is longer than
 // the cap gets its head and an ellipsis, cut where no number is split.
 func TestBuildCutsWithEllipsis(t *testing.T) {
