@@ -257,11 +257,9 @@ func (p *pick) take(i int) {
 	p.vec.plus(&s.vec)
 }
 
-// choose picks the summary: first the sentences that cover the most core
-// anchors per character, then — when anchors remain that no whole sentence
-// left can carry — the head of one later sentence cut after them, else
-// sentences that bring the summary closer to the first and last paragraphs,
-// and finally a cut head of one more sentence to use the budget.
+// choose picks the summary. Four ways of choosing sentences for the core
+// anchors are tried (byRatio, byRank cheapest and nearest, byOrder), each
+// finished the same way (finish), and the best (better) is kept.
 func (a *analysis) choose() string {
 	ref := a.ref.hash()
 	var best *pick
@@ -426,10 +424,7 @@ func (p *pick) cutForAnchors() {
 			}
 		}
 	}
-	if p.cutAt >= 0 {
-		p.covered |= a.coverage(p.cut)
-		p.used += utf8.RuneCountInString(p.cut) + 1
-	}
+	p.endWithCut()
 }
 
 // fill adds whole sentences that bring the summary nearer its source's first
@@ -496,13 +491,23 @@ func (p *pick) cutToFill() {
 			p.cut, p.cutAt, bestDist = head, i, d
 		}
 	}
-	if p.cutAt >= 0 {
-		p.used += utf8.RuneCountInString(p.cut) + 1
-	}
+	p.endWithCut()
 }
 
-// cutHead is the longest head of sentence i, at most room characters and at least
-// need bytes, that ends where a reader expects a pause: at a clause mark
+// endWithCut counts the chosen cut head, if any, and its ellipsis.
+func (p *pick) endWithCut() {
+	if p.cutAt < 0 {
+		return
+	}
+	p.covered |= p.a.coverage(p.cut)
+	p.used += utf8.RuneCountInString(p.cut) + 1
+	var v vector
+	v.add(p.cut)
+	p.vec.plus(&v)
+}
+
+// cutHead is the longest head of sentence i, at most room characters and
+// at least need bytes, that ends where a reader expects a pause: at a clause mark
 // (，、：) when one falls in the second half of the room, else anywhere that
 // splits no anchor, word or number. It is "" when no such head of at least
 // minCut characters exists, or when s fits whole.
