@@ -2,6 +2,7 @@ package summary
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -96,7 +97,7 @@ type rankedAnchor struct {
 	ends  bool // first found in the first or last paragraph
 }
 
-// span is a byte range of text already claimed by an anchor.
+// span is a byte range of a text.
 type span struct{ start, end int }
 
 // rankAnchors finds every anchor of text (and key terms shared with title)
@@ -104,14 +105,14 @@ type span struct{ start, end int }
 func rankAnchors(title, text string) []rankedAnchor {
 	found := map[string]*rankedAnchor{}
 	var order []string
-	var taken []span
-	overlaps := func(s, e int) bool {
-		for _, t := range taken {
-			if s < t.end && t.start < e {
-				return true
-			}
+	// taken marks the bytes of text an anchor has claimed, so that a date's
+	// digits are not read again as a number.
+	taken := make([]bool, len(text))
+	overlaps := func(s, e int) bool { return slices.Contains(taken[s:e], true) }
+	claim := func(s, e int) {
+		for i := s; i < e; i++ {
+			taken[i] = true
 		}
-		return false
 	}
 	add := func(kind, raw string, at int) {
 		key := squash(raw)
@@ -132,7 +133,7 @@ func rankAnchors(title, text string) []rankedAnchor {
 			if overlaps(s, e) || !ok(text[s:e], s) {
 				continue
 			}
-			taken = append(taken, span{s, e})
+			claim(s, e)
 			add(kind, text[s:e], s)
 		}
 	}
@@ -148,7 +149,7 @@ func rankAnchors(title, text string) []rankedAnchor {
 			_, n := utf8.DecodeLastRuneInString(text[s:j])
 			j -= n
 		}
-		taken = append(taken, span{s, e})
+		claim(s, e)
 		add(KindDocNo, text[s:e], s)
 	}
 	byRegexp(dateRe, KindDate, func(m string, s int) bool { return !digitBefore(text, s) && validDate(m) })
@@ -158,11 +159,11 @@ func rankAnchors(title, text string) []rankedAnchor {
 	var terms []string
 	for _, m := range bookRe.FindAllStringSubmatchIndex(text, -1) {
 		terms = append(terms, text[m[2]:m[3]])
-		taken = append(taken, span{m[0], m[1]})
+		claim(m[0], m[1])
 	}
 	for _, o := range findOrgs(text) {
 		if !overlaps(o.start, o.end) {
-			taken = append(taken, o)
+			claim(o.start, o.end)
 			add(KindOrg, text[o.start:o.end], o.start)
 		}
 	}
@@ -223,8 +224,9 @@ func rankAnchors(title, text string) []rankedAnchor {
 	return out
 }
 
-// freeCount counts the occurrences of t in text outside the spans taken.
-func freeCount(text, t string, taken []span) int {
+// freeCount counts the occurrences of t in text not wholly inside taken
+// bytes.
+func freeCount(text, t string, taken []bool) int {
 	n := 0
 	for off := 0; ; {
 		i := strings.Index(text[off:], t)
@@ -232,14 +234,7 @@ func freeCount(text, t string, taken []span) int {
 			return n
 		}
 		s, e := off+i, off+i+len(t)
-		inside := false
-		for _, sp := range taken {
-			if s >= sp.start && e <= sp.end {
-				inside = true
-				break
-			}
-		}
-		if !inside {
+		if slices.Contains(taken[s:e], false) {
 			n++
 		}
 		off = e
