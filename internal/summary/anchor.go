@@ -105,8 +105,8 @@ type span struct{ start, end int }
 func rankAnchors(title, text string) []rankedAnchor {
 	found := map[string]*rankedAnchor{}
 	var order []string
-	// taken marks the bytes of text an anchor has claimed, so that a date's
-	// digits are not read again as a number.
+	// taken marks the bytes of text an anchor has claimed, so that no text
+	// is read twice (the name inside a law's title is the law's).
 	taken := make([]bool, len(text))
 	overlaps := func(s, e int) bool { return slices.Contains(taken[s:e], true) }
 	claim := func(s, e int) {
