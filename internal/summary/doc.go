@@ -28,8 +28,10 @@
 // core anchors wins, then the one passing the relevance check, then the one
 // nearest the first and last paragraphs. Anchors that no whole sentence can
 // carry any more may be carried by a cut head of a later sentence. Budget
-// left over is filled with prose sentences that bring the summary nearer
-// the first and last paragraphs, then with the cut head of one more.
+// left over is filled with prose sentences (those ending in an end mark),
+// those nearest the first and last paragraphs first, each as long as the
+// summary stays within the relevance gate or comes nearer those paragraphs;
+// then with the cut head of one more.
 //
 // # Anchors
 //
