@@ -1,8 +1,8 @@
 package summary
 
 import (
-	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -78,7 +78,7 @@ const placeMarks = "省市县区镇乡州国中央党"
 // prepositions that commonly precede an organisation. Names are read back
 // from their suffix to the nearest of these (or the start of the clause).
 var leadStops = []string{
-	"根据", "按照", "依据", "经过", "会同", "联合", "协调", "配合", "牵头", "负责", "落实", "贯彻", "印发", "转发",
+	"根据", "按照", "依据", "参照", "对照", "依照", "经过", "会同", "联合", "协调", "配合", "牵头", "负责", "落实", "贯彻", "印发", "转发",
 	"同意", "批准", "报送", "报请", "提请", "请示", "要求", "通过", "关于", "加强", "委托", "授权", "成立",
 	"设立", "撤销", "发布", "公布", "召开", "参加", "指导", "支持", "推动", "建立", "组建", "审议", "上报",
 	"的", "由", "经", "对", "向", "在", "为", "将", "把", "被", "请", "报", "与", "及", "并", "等", "到", "从",
@@ -91,12 +91,13 @@ const maxOrgRunes = 20
 
 type rankedAnchor struct {
 	Anchor
-	count int     // occurrences in the text
-	first int     // byte offset of the first occurrence
-	score float64 // salience; higher first
+	count int  // occurrences in the text
+	first int  // byte offset of the first occurrence
+	class int  // rank by kind; higher first
+	ends  bool // first found in the first or last paragraph
 }
 
-// span is a byte range of text already claimed by an anchor.
+// span is a byte range of a text.
 type span struct{ start, end int }
 
 // rankAnchors finds every anchor of text (and key terms shared with title)
@@ -104,14 +105,14 @@ type span struct{ start, end int }
 func rankAnchors(title, text string) []rankedAnchor {
 	found := map[string]*rankedAnchor{}
 	var order []string
-	var taken []span
-	overlaps := func(s, e int) bool {
-		for _, t := range taken {
-			if s < t.end && t.start < e {
-				return true
-			}
+	// taken marks the bytes of text an anchor has claimed, so that no text
+	// is read twice (the name inside a law's title is the law's).
+	taken := make([]bool, len(text))
+	overlaps := func(s, e int) bool { return slices.Contains(taken[s:e], true) }
+	claim := func(s, e int) {
+		for i := s; i < e; i++ {
+			taken[i] = true
 		}
-		return false
 	}
 	add := func(kind, raw string, at int) {
 		key := squash(raw)
@@ -132,7 +133,7 @@ func rankAnchors(title, text string) []rankedAnchor {
 			if overlaps(s, e) || !ok(text[s:e], s) {
 				continue
 			}
-			taken = append(taken, span{s, e})
+			claim(s, e)
 			add(kind, text[s:e], s)
 		}
 	}
@@ -148,7 +149,7 @@ func rankAnchors(title, text string) []rankedAnchor {
 			_, n := utf8.DecodeLastRuneInString(text[s:j])
 			j -= n
 		}
-		taken = append(taken, span{s, e})
+		claim(s, e)
 		add(KindDocNo, text[s:e], s)
 	}
 	byRegexp(dateRe, KindDate, func(m string, s int) bool { return !digitBefore(text, s) && validDate(m) })
@@ -158,11 +159,11 @@ func rankAnchors(title, text string) []rankedAnchor {
 	var terms []string
 	for _, m := range bookRe.FindAllStringSubmatchIndex(text, -1) {
 		terms = append(terms, text[m[2]:m[3]])
-		taken = append(taken, span{m[0], m[1]})
+		claim(m[0], m[1])
 	}
 	for _, o := range findOrgs(text) {
 		if !overlaps(o.start, o.end) {
-			taken = append(taken, o)
+			claim(o.start, o.end)
 			add(KindOrg, text[o.start:o.end], o.start)
 		}
 	}
@@ -180,60 +181,97 @@ func rankAnchors(title, text string) []rankedAnchor {
 	for _, t := range fromTitle {
 		titled[squash(t)] = title != ""
 	}
-	for _, t := range append(terms, fromTitle...) {
-		key := squash(t)
-		if _, ok := found[key]; !ok && key != "" {
+	for _, t := range terms {
+		if key := squash(t); found[key] == nil && key != "" {
 			add(KindTerm, t, strings.Index(text, t))
 			found[key].count = max(1, strings.Count(text, t))
 		}
 	}
+	for _, t := range fromTitle {
+		// A phrase the body only repeats inside other anchors (清远市 of
+		// 清远市人民政府 and 清远市农业农村局) is not a subject of its own.
+		key := squash(t)
+		if n := freeCount(text, t, taken); found[key] == nil && key != "" && n >= 2 {
+			add(KindTerm, t, strings.Index(text, t))
+			found[key].count = n
+		}
+	}
 
 	lead, last := leadAndLast(text)
+	inEnds := func(at int) bool {
+		return at >= lead.start && at < lead.end || at >= last.start && at < last.end
+	}
+	flatTitle := squash(title)
 	out := make([]rankedAnchor, 0, len(order))
 	for _, key := range order {
 		a := found[key]
-		a.score = kindWeight(a.Anchor, titled[key]) + math.Log2(float64(a.count))
-		if title != "" && strings.Contains(squash(title), key) {
-			a.score++
-		}
-		if (lead.end > lead.start && a.first >= lead.start && a.first < lead.end) || (a.first >= last.start && a.first < last.end) {
-			a.score += 0.5
-		}
+		a.class = class(a.Anchor, titled[key], title != "" && strings.Contains(flatTitle, key))
+		a.ends = inEnds(a.first)
 		out = append(out, *a)
 	}
 	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].score != out[j].score {
-			return out[i].score > out[j].score
+		x, y := out[i], out[j]
+		switch {
+		case x.class != y.class:
+			return x.class > y.class
+		case x.ends != y.ends:
+			return x.ends
+		case x.count != y.count:
+			return x.count > y.count
 		}
-		return out[i].first < out[j].first
+		return x.first < y.first
 	})
 	return out
 }
 
-// kindWeight is the base salience of an anchor: what names the document
-// (its number, its subject) before when and who, before how much.
-func kindWeight(a Anchor, fromTitle bool) float64 {
+// freeCount counts the occurrences of t in text not wholly inside taken
+// bytes.
+func freeCount(text, t string, taken []bool) int {
+	n := 0
+	for off := 0; ; {
+		i := strings.Index(text[off:], t)
+		if i < 0 {
+			return n
+		}
+		s, e := off+i, off+i+len(t)
+		if slices.Contains(taken[s:e], false) {
+			n++
+		}
+		off = e
+	}
+}
+
+// class is an anchor's rank by kind: what names the document (its number,
+// its subject, its issuer) before when and by whom, before the laws it
+// cites, before how much, before the year alone.
+func class(a Anchor, fromTitle, inTitle bool) int {
 	switch a.Kind {
 	case KindDocNo:
-		return 6
+		return 9
 	case KindTerm:
 		if fromTitle {
-			return 5
+			return 8
 		}
-		return 3
+		if inTitle {
+			return 7
+		}
+		return 5
 	case KindOrg:
-		return 3
+		if inTitle {
+			return 7
+		}
+		return 5
 	case KindDate:
 		switch {
 		case strings.ContainsAny(a.Text, "日号") || strings.Count(a.Text, "-") == 2 || strings.Count(a.Text, "/") == 2 || strings.Count(a.Text, ".") == 2:
-			return 3
+			return 6
 		case strings.Contains(a.Text, "月"):
-			return 2.5
+			return 3
 		default:
 			return 2
 		}
-	default:
-		return 2.5
+	default: // numbers
+		return 4
 	}
 }
 

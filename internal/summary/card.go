@@ -37,9 +37,6 @@ const (
 // summary can hold every core anchor with room for the words around them.
 const runesPerAnchor = 30
 
-// maxCore bounds the core anchors of a full-length (300-character) summary.
-const maxCore = 10
-
 // minCut is the fewest characters of a sentence a cut keeps; a shorter
 // fragment tells a reader nothing.
 const minCut = 4
@@ -150,12 +147,14 @@ type analysis struct {
 	masks     []uint32 // per sentence: the core anchors it contains
 	ref       vector   // of the first and last paragraphs
 	refText   string
+	protected map[int][]span // per sentence, once asked for: see protectedSpans
 }
 
 func analyse(in Input) *analysis {
-	a := &analysis{text: in.Text, budget: Limit(in.Text)}
+	a := &analysis{text: in.Text, budget: Limit(in.Text), protected: map[int][]span{}}
 	a.all = rankAnchors(in.Title, in.Text)
-	n := min(len(a.all), max(1, min(maxCore, a.budget/runesPerAnchor)))
+	// At most 10: a full summary's 300 characters over 30.
+	n := min(len(a.all), max(1, a.budget/runesPerAnchor))
 	for _, r := range a.all[:n] {
 		a.core = append(a.core, r.Anchor)
 	}
@@ -258,11 +257,9 @@ func (p *pick) take(i int) {
 	p.vec.plus(&s.vec)
 }
 
-// choose picks the summary: first the sentences that cover the most core
-// anchors per character, then — when anchors remain that no whole sentence
-// left can carry — the head of one later sentence cut after them, else
-// sentences that bring the summary closer to the first and last paragraphs,
-// and finally a cut head of one more sentence to use the budget.
+// choose picks the summary. Four ways of choosing sentences for the core
+// anchors are tried (byRatio, byRank cheapest and nearest, byOrder), each
+// finished the same way (finish), and the best (better) is kept.
 func (a *analysis) choose() string {
 	ref := a.ref.hash()
 	var best *pick
@@ -422,15 +419,12 @@ func (p *pick) cutForAnchors() {
 			gained |= 1 << uint(k)
 		}
 		if g := bits.OnesCount32(gained); g > bestGain {
-			if head := p.a.cutHead(s.text, need, room); head != "" {
+			if head := p.a.cutHead(i, need, room); head != "" {
 				bestGain, p.cut, p.cutAt = g, head, i
 			}
 		}
 	}
-	if p.cutAt >= 0 {
-		p.covered |= a.coverage(p.cut)
-		p.used += utf8.RuneCountInString(p.cut) + 1
-	}
+	p.endWithCut()
 }
 
 // fill adds whole sentences that bring the summary nearer its source's first
@@ -452,7 +446,7 @@ func (p *pick) fill() {
 		s := &a.sentences[i]
 		// Headings, table rows and signature lines say little without the
 		// anchors that earn them a place in the first round.
-		if !s.free || s.cost() > p.left() {
+		if !s.free || s.cost() > p.left() || p.has(i) {
 			continue
 		}
 		cur := Hamming(p.vec.hash(), ref)
@@ -483,7 +477,7 @@ func (p *pick) cutToFill() {
 		if p.has(i) {
 			continue
 		}
-		head := a.cutHead(a.sentences[i].text, 0, room)
+		head := a.cutHead(i, 0, room)
 		if head == "" {
 			continue
 		}
@@ -497,17 +491,28 @@ func (p *pick) cutToFill() {
 			p.cut, p.cutAt, bestDist = head, i, d
 		}
 	}
-	if p.cutAt >= 0 {
-		p.used += utf8.RuneCountInString(p.cut) + 1
-	}
+	p.endWithCut()
 }
 
-// cutHead is the longest head of s, at most room characters and at least
-// need bytes, that ends where a reader expects a pause: at a clause mark
+// endWithCut counts the chosen cut head, if any, and its ellipsis.
+func (p *pick) endWithCut() {
+	if p.cutAt < 0 {
+		return
+	}
+	p.covered |= p.a.coverage(p.cut)
+	p.used += utf8.RuneCountInString(p.cut) + 1
+	var v vector
+	v.add(p.cut)
+	p.vec.plus(&v)
+}
+
+// cutHead is the longest head of sentence i, at most room characters and
+// at least need bytes, that ends where a reader expects a pause: at a clause mark
 // (，、：) when one falls in the second half of the room, else anywhere that
 // splits no anchor, word or number. It is "" when no such head of at least
 // minCut characters exists, or when s fits whole.
-func (a *analysis) cutHead(s string, need, room int) string {
+func (a *analysis) cutHead(i, need, room int) string {
+	s := a.sentences[i].text
 	if room < minCut || utf8.RuneCountInString(s) <= room {
 		return ""
 	}
@@ -523,7 +528,11 @@ func (a *analysis) cutHead(s string, need, room int) string {
 	if limit < need {
 		return ""
 	}
-	protected := a.protectedSpans(s)
+	protected, ok := a.protected[i]
+	if !ok {
+		protected = a.protectedSpans(s)
+		a.protected[i] = protected
+	}
 	clean := func(p int) bool {
 		if p < need || p == 0 || p >= len(s) {
 			return false
