@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,14 +11,32 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/ledger"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
 
 func init() { register(newAuditCmd) }
 
-// auditHumanSource gives `audit seal` the human ledger's tallies; nil seals
-// the days with an empty human ledger.
-var auditHumanSource func(st *store.Store) ledger.HumanSource
+// humanLedger gives the sealer a day's human ledger: it closes the day's
+// portal visits first (their final scores decide who was human; their
+// keys and salt are forgotten), then reads the per-card tallies. The
+// sealer asks only for days that are over.
+func humanLedger(st *store.Store) ledger.HumanSource {
+	return func(ctx context.Context, day string) ([]model.HumanTally, error) {
+		if _, err := st.ClosePortalDay(ctx, day); err != nil {
+			return nil, err
+		}
+		tallies, err := st.HumanTallies(ctx, day)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.HumanTally, len(tallies))
+		for i, t := range tallies {
+			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
+		}
+		return out, nil
+	}
+}
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -55,10 +74,7 @@ Exit codes: 0 done, 1 the database could not be read or written.`,
 				return err
 			}
 			defer st.Close()
-			s := &ledger.Sealer{Store: st}
-			if auditHumanSource != nil {
-				s.Human = auditHumanSource(st)
-			}
+			s := &ledger.Sealer{Store: st, Human: humanLedger(st)}
 			sealed, err := s.SealDue(ctx)
 			out := cmd.OutOrStdout()
 			for _, d := range sealed {

@@ -22,10 +22,13 @@ import (
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/health"
+	"zhizhi/internal/ledger"
 	"zhizhi/internal/metrics"
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
+	"zhizhi/internal/portal"
 	"zhizhi/internal/queue"
+	"zhizhi/internal/review"
 	"zhizhi/internal/store"
 	"zhizhi/internal/target"
 	"zhizhi/internal/ui"
@@ -208,11 +211,27 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
+	// The portal's visits, counted per visitor for BotScore; what is
+	// buffered is written when serve stops.
+	visits := ledger.NewRecorder(st, ledger.RecorderOptions{Log: slog.Default()})
+	defer func() {
+		if err := visits.Close(); err != nil {
+			slog.Error("serve: portal visits not written", "err", err)
+		}
+	}()
+	sealer := &ledger.Sealer{Store: st, Human: humanLedger(st)}
 	host, _ := os.Hostname()
 	workerID := fmt.Sprintf("%s-%d", host, os.Getpid())
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
 		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter, Cards: cards,
+		Seal: func(ctx context.Context) error {
+			sealed, err := sealer.SealDue(ctx)
+			for _, day := range sealed {
+				slog.Info("ledgers sealed", "day", day)
+			}
+			return err
+		},
 		OnResult: func(ctx context.Context, kind string, t model.Target, r crawl.Result, wait time.Duration) {
 			logTargetResult(kind, t, r)
 			if kind == queue.KindCrawl {
@@ -235,6 +254,12 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
+	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: slog.Default()})
+	if err != nil {
+		ln.Close()
+		return exitCode(1, "serve: "+err.Error())
+	}
+	mux.Handle("/", public)
 	srv := &http.Server{Handler: auth.CrossOrigin(mux), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	// On SQLite this process holds the database alone: crawls a killed
@@ -256,7 +281,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		watchConfig(watchCtx, live, o.tick, hup)
 	}()
 	ready.Store(true)
-	fmt.Fprintf(errw, "serve: 已启动 — http://%s (控制台 /admin/, API /api/v1/, healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
+	fmt.Fprintf(errw, "serve: 已启动 — http://%s (公开门户 /, 透明账本 /ledger, 控制台 /admin/, API /api/v1/, healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
 		ln.Addr(), st.Dialect(), o.workers, o.loc)
 	<-ctx.Done()
 	stopSignals() // a second signal now takes its default action
@@ -298,7 +323,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: d.client, Bundle: d.live.Current(ctx), Log: slog.Default()}
 			return c.Validate(ctx, site, t, entry, sample)
 		}}
-	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(), Targets: targets,
+	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(), Targets: targets, Cards: review.Grade,
 		CrawlNow: func(ctx context.Context, targetID int64) error {
 			t, err := st.TargetByID(ctx, targetID)
 			if err != nil {
@@ -308,7 +333,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			return err
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
-		Targets: targets,
+		Targets: targets, Cards: review.Grade,
 		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
 			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
 		}})
@@ -316,7 +341,6 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 		return fmt.Errorf("admin console: %w", err)
 	}
 	mux.Handle(ui.Prefix+"/", console)
-	mux.Handle("GET /{$}", http.RedirectHandler(ui.Prefix+"/", http.StatusSeeOther))
 	return nil
 }
 

@@ -43,7 +43,7 @@ func (j *job) card(ctx context.Context, a *model.Article, existing *model.Articl
 	c := summary.Build(summary.Input{Title: a.Title, Text: text, SourceURL: a.URL, PublishTime: a.PublishTime, FetchedAt: a.FetchedAt})
 	sc := &model.SummaryCard{Title: c.Title, AutoSummary: c.Summary, SourceURL: c.SourceURL, PublishTime: c.PublishTime,
 		Simhash: c.Simhash, SourceDNA: c.SourceDNA, FetchedAt: c.FetchedAt, Covered: c.Covered, Sigma: c.Sigma,
-		Relevance: c.Relevance, Grade: string(c.Grade), Anchors: make([]model.CardAnchor, 0, len(c.Anchors))}
+		Relevance: c.Relevance, Grade: string(c.Grade), ReferenceSimhash: c.Reference, SummaryLimit: c.Limit, Anchors: make([]model.CardAnchor, 0, len(c.Anchors))}
 	for _, an := range c.Anchors {
 		sc.Anchors = append(sc.Anchors, model.CardAnchor{Text: an.Text, Kind: an.Kind})
 	}

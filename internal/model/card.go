@@ -36,12 +36,16 @@ type SummaryCard struct {
 	Sigma       float64
 	Relevance   int
 	Grade       string
-	RewrittenBy string
-	RewrittenAt *time.Time
-	DuplicateOf *int64
-	TakedownID  *int64 // set: frozen by a takedown, hidden from the portal
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// ReferenceSimhash (of the source's first and last paragraphs) and
+	// SummaryLimit (its length cap) grade a rewrite without the source.
+	ReferenceSimhash uint64
+	SummaryLimit     int
+	RewrittenBy      string
+	RewrittenAt      *time.Time
+	DuplicateOf      *int64
+	TakedownID       *int64 // set: frozen by a takedown, hidden from the portal
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
 
 	// Read with the card for lists and pages, never written through it.
 	SiteName    string

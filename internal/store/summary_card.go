@@ -14,7 +14,7 @@ import (
 
 const cardColumns = `c.id, c.article_id, c.site_id, c.title, c.summary, c.auto_summary, c.source_url,
 	c.publish_time, c.simhash, c.source_dna, c.fetched_at, c.anchors, c.covered, c.sigma, c.relevance,
-	c.grade, c.rewritten_by, c.rewritten_at, c.duplicate_of, c.takedown_id, c.created_at, c.updated_at,
+	c.grade, c.reference_simhash, c.summary_limit, c.rewritten_by, c.rewritten_at, c.duplicate_of, c.takedown_id, c.created_at, c.updated_at,
 	s.site_name, a.dept_id, d.dept_name, a.channel_name`
 
 const cardFrom = ` FROM summary_card c JOIN crawl_site s ON s.id = c.site_id JOIN article a ON a.id = c.article_id
@@ -22,18 +22,18 @@ const cardFrom = ` FROM summary_card c JOIN crawl_site s ON s.id = c.site_id JOI
 
 func scanCard(row interface{ Scan(...any) error }) (*model.SummaryCard, error) {
 	var c model.SummaryCard
-	var simhash int64
+	var simhash, reference int64
 	var anchors json.RawMessage
 	var dup, takedown, dept sql.NullInt64
 	err := row.Scan(&c.ID, &c.ArticleID, &c.SiteID, &c.Title, &c.Summary, &c.AutoSummary, &c.SourceURL,
 		nullTimeCol{&c.PublishTime}, &simhash, &c.SourceDNA, timeCol{&c.FetchedAt}, jsonCol{&anchors},
-		&c.Covered, &c.Sigma, &c.Relevance, &c.Grade, strCol{&c.RewrittenBy}, nullTimeCol{&c.RewrittenAt},
+		&c.Covered, &c.Sigma, &c.Relevance, &c.Grade, &reference, &c.SummaryLimit, strCol{&c.RewrittenBy}, nullTimeCol{&c.RewrittenAt},
 		&dup, &takedown, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt},
 		strCol{&c.SiteName}, &dept, strCol{&c.DeptName}, strCol{&c.ChannelName})
 	if err != nil {
 		return nil, err
 	}
-	c.Simhash = uint64(simhash)
+	c.Simhash, c.ReferenceSimhash = uint64(simhash), uint64(reference)
 	if len(anchors) > 0 {
 		if err := json.Unmarshal(anchors, &c.Anchors); err != nil {
 			return nil, fmt.Errorf("card %d anchors: %w", c.ID, err)
@@ -80,12 +80,12 @@ func (t *Tx) saveCard(ctx context.Context, articleID int64, c *model.SummaryCard
 		c.Summary = c.AutoSummary
 		id, err := t.c.insertID(ctx, `INSERT INTO summary_card (article_id, site_id, title, summary, auto_summary,
 			source_url, publish_time, simhash, source_dna, fetched_at, anchors, covered, sigma, relevance, grade,
-			duplicate_of, takedown_id, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+			reference_simhash, summary_limit, duplicate_of, takedown_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
 				(SELECT MIN(id) FROM takedown WHERE site_id = ? AND scope = 'site' AND frozen_at IS NOT NULL), ?, ?)`,
 			articleID, c.SiteID, c.Title, c.Summary, c.AutoSummary, c.SourceURL, t.s.tsPtr(c.PublishTime),
 			int64(c.Simhash), c.SourceDNA, t.s.ts(c.FetchedAt), string(anchors), c.Covered, c.Sigma, c.Relevance,
-			c.Grade, dup, c.SiteID, t.s.ts(now), t.s.ts(now))
+			c.Grade, int64(c.ReferenceSimhash), c.SummaryLimit, dup, c.SiteID, t.s.ts(now), t.s.ts(now))
 		if err != nil {
 			return fmt.Errorf("card: %w", err)
 		}
@@ -104,10 +104,11 @@ func (t *Tx) saveCard(ctx context.Context, articleID int64, c *model.SummaryCard
 	c.Summary = c.AutoSummary
 	_, err = t.c.exec(ctx, `UPDATE summary_card SET site_id = ?, title = ?, summary = ?, auto_summary = ?,
 		source_url = ?, publish_time = ?, simhash = ?, source_dna = ?, fetched_at = ?, anchors = ?, covered = ?,
-		sigma = ?, relevance = ?, grade = ?, rewritten_by = NULL, rewritten_at = NULL, duplicate_of = ?,
+		sigma = ?, relevance = ?, grade = ?, reference_simhash = ?, summary_limit = ?, rewritten_by = NULL, rewritten_at = NULL, duplicate_of = ?,
 		updated_at = ? WHERE id = ?`,
 		c.SiteID, c.Title, c.Summary, c.AutoSummary, c.SourceURL, t.s.tsPtr(c.PublishTime), int64(c.Simhash),
-		c.SourceDNA, t.s.ts(c.FetchedAt), string(anchors), c.Covered, c.Sigma, c.Relevance, c.Grade, dup,
+		c.SourceDNA, t.s.ts(c.FetchedAt), string(anchors), c.Covered, c.Sigma, c.Relevance, c.Grade,
+		int64(c.ReferenceSimhash), c.SummaryLimit, dup,
 		t.s.ts(now), oldID)
 	if err != nil {
 		return fmt.Errorf("card %d: %w", oldID, err)

@@ -95,6 +95,55 @@ type Card struct {
 	// that of the source's first and last paragraphs.
 	Relevance int
 	Grade     Grade
+	// Reference is the simhash of the source's first and last paragraphs,
+	// and Limit the longest summary the source allows: with Anchors they are
+	// what a rewrite is graded by once the source text is gone (a
+	// summary-access site keeps none).
+	Reference uint64
+	Limit     int
+}
+
+// Gauge is what grading a summary needs of its source.
+type Gauge struct {
+	Anchors   []Anchor
+	Reference uint64
+	Limit     int
+}
+
+// Verdict is a graded summary text.
+type Verdict struct {
+	Covered   int
+	Sigma     float64
+	Relevance int
+	Grade     Grade
+	Missing   []Anchor // the core anchors the text does not contain
+}
+
+// Regrade grades a person's text by a card's gauge, with the same length
+// cap and gates as Build and Rewrite.
+func Regrade(g Gauge, text string) (Verdict, error) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return Verdict{}, ErrEmpty
+	}
+	if n := utf8.RuneCountInString(text); n > g.Limit {
+		return Verdict{}, &TooLongError{Limit: g.Limit, Length: n}
+	}
+	var v Verdict
+	flat := squash(text)
+	for _, an := range g.Anchors {
+		if strings.Contains(flat, an.Text) {
+			v.Covered++
+		} else {
+			v.Missing = append(v.Missing, an)
+		}
+	}
+	if len(g.Anchors) > 0 {
+		v.Sigma = float64(v.Covered) / float64(len(g.Anchors))
+	}
+	v.Relevance = Hamming(Simhash(text), g.Reference)
+	v.Grade = grade(text, v.Sigma, v.Relevance)
+	return v, nil
 }
 
 // ErrEmpty is returned for a rewrite with no text.
@@ -132,9 +181,17 @@ func Rewrite(in Input, text string) (Card, error) {
 }
 
 // Limit is the longest summary of source, in characters: 300, or a tenth
-// of the source when that is less.
+// of the source when that is less. The source's white space (line breaks
+// between paragraphs, spaces between table cells) is layout, not text, and
+// does not count towards its length.
 func Limit(source string) int {
-	return min(MaxRunes, utf8.RuneCountInString(source)/10)
+	n := 0
+	for _, r := range source {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return min(MaxRunes, n/10)
 }
 
 // analysis is what Build and Rewrite know about a source.
@@ -192,7 +249,8 @@ func (a *analysis) card(in Input, summary string) Card {
 	if len(a.core) > 0 {
 		c.Sigma = float64(c.Covered) / float64(len(a.core))
 	}
-	c.Relevance = Hamming(Simhash(summary), Simhash(a.refText))
+	c.Reference, c.Limit = Simhash(a.refText), a.budget
+	c.Relevance = Hamming(Simhash(summary), c.Reference)
 	c.Grade = grade(summary, c.Sigma, c.Relevance)
 	return c
 }

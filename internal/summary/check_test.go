@@ -9,10 +9,11 @@ import (
 // checkExtractive fails t unless summary keeps the rules for source: every
 // sentence of it (split at 。！？； and line breaks, the ellipsis taken off
 // the cut last one) is a piece of source, in source order, and it is no
-// longer than 300 characters or a tenth of the source.
+// longer than 300 characters or a tenth of the source's characters (its
+// white space not counted).
 func checkExtractive(t *testing.T, name, source, summary string) {
 	t.Helper()
-	limit := utf8.RuneCountInString(source) / 10
+	limit := utf8.RuneCountInString(strings.Join(strings.Fields(source), "")) / 10
 	if limit > 300 {
 		limit = 300
 	}

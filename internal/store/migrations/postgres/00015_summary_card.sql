@@ -45,6 +45,10 @@ CREATE TABLE summary_card (
     sigma        double precision NOT NULL CHECK (sigma >= 0 AND sigma <= 1),
     relevance    integer NOT NULL CHECK (relevance >= 0 AND relevance <= 64),
     grade        varchar(10) NOT NULL CHECK (grade IN ('green', 'yellow', 'red')),
+    -- What a person's rewrite is graded by once the source text is gone: the
+    -- simhash of the source's first and last paragraphs, and its length cap.
+    reference_simhash bigint NOT NULL DEFAULT 0,
+    summary_limit integer NOT NULL DEFAULT 300 CHECK (summary_limit >= 0 AND summary_limit <= 300),
     rewritten_by varchar(200),
     rewritten_at timestamptz,
     duplicate_of bigint REFERENCES summary_card (id),

@@ -45,6 +45,10 @@ CREATE TABLE summary_card (
     sigma        REAL NOT NULL CHECK (sigma >= 0 AND sigma <= 1),
     relevance    INTEGER NOT NULL CHECK (relevance >= 0 AND relevance <= 64),
     grade        TEXT NOT NULL CHECK (grade IN ('green', 'yellow', 'red')),
+    -- What a person's rewrite is graded by once the source text is gone: the
+    -- simhash of the source's first and last paragraphs, and its length cap.
+    reference_simhash INTEGER NOT NULL DEFAULT 0,
+    summary_limit INTEGER NOT NULL DEFAULT 300 CHECK (summary_limit >= 0 AND summary_limit <= 300),
     rewritten_by TEXT CHECK (length(rewritten_by) <= 200),
     rewritten_at TEXT,
     duplicate_of INTEGER REFERENCES summary_card (id),
