@@ -68,8 +68,20 @@ func TestServeConsoleAndAPI(t *testing.T) {
 		return resp, string(b)
 	}
 
-	if resp, _ := do(anon, "GET", "/", nil, nil); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/admin/" {
-		t.Errorf("GET / = %d → %q, want 303 to the console", resp.StatusCode, resp.Header.Get("Location"))
+	// The public side: the portal, its robots.txt, the dashboard and the
+	// seal key, none of them setting a cookie.
+	for _, pub := range []struct{ path, want string }{
+		{"/", "政务信息摘要"},
+		{"/robots.txt", "Disallow: /admin/"},
+		{"/ledger", "透明账本"},
+		{"/ledger.json", `"crawler"`},
+		{"/.well-known/zhizhi-ledger.key", "zhizhi-ledger+"},
+	} {
+		resp, body := do(anon, "GET", pub.path, nil, nil)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, pub.want) || len(resp.Header.Values("Set-Cookie")) > 0 {
+			t.Errorf("GET %s = %d, cookies %q, body %.200q; want 200 with %q and no cookie", pub.path, resp.StatusCode,
+				resp.Header.Values("Set-Cookie"), body, pub.want)
+		}
 	}
 	if resp, _ := do(anon, "GET", "/admin/", nil, nil); resp.StatusCode != http.StatusSeeOther ||
 		!strings.HasPrefix(resp.Header.Get("Location"), "/admin/login") {
