@@ -152,6 +152,11 @@ func runCrawl(cmd *cobra.Command, intr *interrupt, st *store.Store, b *config.Bu
 	if err != nil {
 		return nil, err
 	}
+	if n, err := crawl.BackfillCards(ctx, st, cards); err != nil {
+		return nil, err
+	} else if n > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "crawl: 为 %d 篇已存文章生成了摘要卡 (cards made for stored articles)\n", n)
+	}
 	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: client, Bundle: b, Progress: prog.Event, Drain: intr.Drain, Full: full, Cards: cards}
 	results := c.Run(ctx, targets)
 	prog.Finish()

@@ -211,6 +211,15 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
+	go func() {
+		// Articles stored before cards existed get theirs from their stored
+		// text, in the background: the portal shows them as they come.
+		if n, err := crawl.BackfillCards(context.WithoutCancel(ctx), st, cards); err != nil {
+			slog.Warn("serve: cards of stored articles not all made; the next start goes on", "made", n, "err", err)
+		} else if n > 0 {
+			slog.Info("serve: cards made for stored articles", "made", n)
+		}
+	}()
 	// The portal's visits, counted per visitor for BotScore; what is
 	// buffered is written when serve stops.
 	visits := ledger.NewRecorder(st, ledger.RecorderOptions{Log: slog.Default()})

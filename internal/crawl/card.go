@@ -35,6 +35,35 @@ func LoadCardIndex(ctx context.Context, st *store.Store) (*neardup.Index, error)
 	}), nil
 }
 
+// BackfillCards makes the cards of stored articles that have none — kept
+// before cards existed — from their stored text, and returns how many it
+// made. Articles of summary-access sites keep no text: processItem reads
+// their heads again, once, the next time they are checked.
+func BackfillCards(ctx context.Context, st *store.Store, idx *neardup.Index) (int, error) {
+	j := &job{c: &Crawler{Store: st, Cards: idx}}
+	made := 0
+	var after int64
+	for {
+		batch, err := st.ArticlesWithoutCard(ctx, after, 200)
+		if err != nil || len(batch) == 0 {
+			return made, err
+		}
+		for i := range batch {
+			a := &batch[i]
+			after = a.ID
+			sc, err := j.card(ctx, a, a, a.ContentText)
+			if err != nil {
+				return made, err
+			}
+			if err := st.SaveCard(ctx, a.ID, a.SiteID, sc); err != nil {
+				return made, fmt.Errorf("card of %s: %w", a.URL, err)
+			}
+			j.indexCard(sc)
+			made++
+		}
+	}
+}
+
 // card makes the summary card of a ready article from the text its page
 // gave: the whole body on a full-access site, only the head that was read
 // on a summary-access one. A card that is a near duplicate of another

@@ -2,10 +2,13 @@ package crawl_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
+	"zhizhi/internal/crawl"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/extract"
 	"zhizhi/internal/model"
@@ -79,5 +82,81 @@ func TestEveryReadyArticleHasItsCard(t *testing.T) {
 	var n int
 	if err := st.CardFingerprints(ctx, func(int64, uint64) error { n++; return nil }); err != nil || n == 0 {
 		t.Fatalf("%d cards fingerprinted, %v", n, err)
+	}
+}
+// newsHost is the simulated summary-access news site.
+const newsHost = "www.news.test"
+
+// TestCardsForArticlesStoredBeforeCards: articles stored without a card (as
+// before cards existed) get one — a full-access article from its stored
+// text, a summary-access one by reading its head again once, not answered
+// from the site's 304.
+func TestCardsForArticlesStoredBeforeCards(t *testing.T) {
+	st := storetest.SQLite(t)
+	w := newWorld(t, st, false)
+	w.crawl(t, nil, false)
+	ctx := context.Background()
+	count := func() (full, summary int) {
+		t.Helper()
+		rows, err := st.DB().QueryContext(ctx, `SELECT s.access, COUNT(*) FROM summary_card c JOIN crawl_site s ON s.id = c.site_id GROUP BY s.access`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var access string
+			var n int
+			if err := rows.Scan(&access, &n); err != nil {
+				t.Fatal(err)
+			}
+			if access == model.AccessFull {
+				full = n
+			} else {
+				summary = n
+			}
+		}
+		return full, summary
+	}
+	full, summary := count()
+	if full == 0 || summary == 0 {
+		t.Fatalf("after the crawl: %d full-access and %d summary-access cards", full, summary)
+	}
+	if _, err := st.DB().ExecContext(ctx, `DELETE FROM summary_card`); err != nil {
+		t.Fatal(err)
+	}
+	made, err := crawl.BackfillCards(ctx, st, nil)
+	if err != nil || made != full {
+		t.Fatalf("backfill made %d cards (%v), want the %d full-access ones", made, err, full)
+	}
+	if again, err := crawl.BackfillCards(ctx, st, nil); err != nil || again != 0 {
+		t.Fatalf("a second backfill made %d (%v), want 0", again, err)
+	}
+	// The summary site's articles are due for their re-check at once (the
+	// crawl's clock runs a year ahead); each head is read again in full.
+	before := len(w.sim.AccessLog(newsHost))
+	later := time.Now().AddDate(1, 0, 0)
+	w.crawl(t, func() time.Time { return later }, false)
+	if f, s := count(); f != full || s != summary {
+		t.Fatalf("after the re-check: %d full-access and %d summary-access cards, want %d and %d", f, s, full, summary)
+	}
+	pages := map[string]bool{} // the summary site's article paths, read again?
+	for _, a := range crawltest.AllArticles(t, st) {
+		if rest, ok := strings.CutPrefix(a.URL, "http://"+newsHost); ok && a.Status == model.StatusReady {
+			pages[rest] = false
+		}
+	}
+	for _, acc := range w.sim.AccessLog(newsHost)[before:] {
+		if _, ok := pages[acc.Path]; !ok {
+			continue
+		}
+		if acc.Status == http.StatusNotModified {
+			t.Errorf("summary-access page without a card answered 304: %s", acc.Path)
+		}
+		pages[acc.Path] = true
+	}
+	for p, read := range pages {
+		if !read {
+			t.Errorf("summary-access page without a card not read again: %s", p)
+		}
 	}
 }

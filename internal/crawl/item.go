@@ -64,6 +64,15 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 	// A known, good article is re-fetched only if the site says it
 	// changed; a failed one is fetched again in full.
 	req.Conditional = existing != nil && existing.Status == model.StatusReady && existing.URLHash == hash
+	if req.Conditional && summary {
+		// A summary-access article stored before cards existed has no
+		// text to make its card from: its head is read again, once.
+		has, err := j.c.Store.HasCard(ctx, existing.ID)
+		if err != nil {
+			return fmt.Errorf("look up %s: %w", norm, err)
+		}
+		req.Conditional = has
+	}
 	if summary {
 		req.MaxBytes = j.c.summaryHead()
 		req.Head = true

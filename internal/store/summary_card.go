@@ -306,3 +306,44 @@ func (s *Store) RewriteCard(ctx context.Context, id int64, r CardRewrite) (*mode
 	})
 	return out, err
 }
+
+// ArticlesWithoutCard returns ready articles of full-access sites that have
+// body text and no card yet (stored before cards existed), after afterID
+// in id order: their cards can be made from what is stored. A
+// summary-access site keeps no text; its articles get their cards when the
+// crawler reads their heads again.
+func (s *Store) ArticlesWithoutCard(ctx context.Context, afterID int64, limit int) ([]model.Article, error) {
+	rows, err := s.conn().query(ctx, `SELECT `+articleColumns+` FROM article a JOIN crawl_site s ON s.id = a.site_id
+		WHERE a.id > ? AND a.status = ? AND s.access = ? AND a.content_text IS NOT NULL AND a.content_text <> ''
+		AND NOT EXISTS (SELECT 1 FROM summary_card c WHERE c.article_id = a.id)
+		ORDER BY a.id LIMIT ?`, afterID, model.StatusReady, model.AccessFull, limit)
+	if err != nil {
+		return nil, fmt.Errorf("articles without a card: %w", err)
+	}
+	defer rows.Close()
+	var out []model.Article
+	for rows.Next() {
+		a, err := scanArticle(rows)
+		if err != nil {
+			return nil, fmt.Errorf("articles without a card: %w", err)
+		}
+		out = append(out, *a)
+	}
+	return out, rows.Err()
+}
+
+// HasCard says whether article id has a card.
+func (s *Store) HasCard(ctx context.Context, articleID int64) (bool, error) {
+	var n int
+	if err := s.conn().queryRow(ctx, `SELECT COUNT(*) FROM summary_card WHERE article_id = ?`, articleID).Scan(&n); err != nil {
+		return false, fmt.Errorf("card of article %d: %w", articleID, err)
+	}
+	return n > 0, nil
+}
+
+// SaveCard writes the card of a stored article on its own, as saving the
+// article would.
+func (s *Store) SaveCard(ctx context.Context, articleID, siteID int64, c *model.SummaryCard) error {
+	c.SiteID = siteID
+	return s.WithTx(ctx, func(tx *Tx) error { return tx.saveCard(ctx, articleID, c) })
+}
