@@ -40,8 +40,10 @@ type logWriter struct {
 	slowBPS int
 	// charsetLie mislabels the page's charset (the "charset_lie" fault).
 	charsetLie bool
-	done       <-chan struct{}
-	ctxDone    <-chan struct{}
+	// noRange ignores Range on a static site (the "no_range" fault).
+	noRange bool
+	done    <-chan struct{}
+	ctxDone <-chan struct{}
 	// finish ends the request's in-flight count; called before the write
 	// that completes the declared Content-Length.
 	finish func()

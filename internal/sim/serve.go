@@ -84,7 +84,7 @@ func (w *World) siteHandler(s *site) http.Handler {
 		if lw.charsetLie {
 			res = lyingCharset(res)
 		}
-		serve(lw, r, res)
+		serveFile(lw, r, res, s.StaticFiles && !lw.noRange)
 	})
 }
 
