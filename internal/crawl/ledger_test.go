@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -159,8 +160,39 @@ func TestCrawlLogMatchesSiteAccessLog(t *testing.T) {
 	if len(rep.Published) == 0 || len(rep.Edited) == 0 {
 		t.Fatalf("advance published %d and edited %d articles; the test needs both", len(rep.Published), len(rep.Edited))
 	}
+	// The second crawl meets the sites' passing faults: throttling with
+	// and without Retry-After, a redirect, a redirect loop, a slow body,
+	// a lying charset. Each answer is a request on both sides.
+	for _, f := range []struct {
+		host  string
+		fault sim.Fault
+	}{
+		{"www.lianzhou.gov.test", sim.Fault{Kind: sim.Fault429, RetryAfter: "1", Count: 1, PathPrefix: "/tzgg/"}},
+		{"www.yingde.gov.test", sim.Fault{Kind: sim.Fault503, Count: 1, PathPrefix: "/ydjyj/"}},
+		{"www.gd.gov.test", sim.Fault{Kind: sim.FaultRedirect, Location: "/zwgk/zcjd/", Count: 1, PathPrefix: "/zwgk/wjk/"}},
+		{"www.gov.test", sim.Fault{Kind: sim.FaultRedirectLoop, Count: 4, PathPrefix: "/zhengce/jiedu/"}},
+		{"www.qingcheng.gov.test", sim.Fault{Kind: sim.FaultSlow, BytesPerSec: 20000, Count: 3}},
+		{newsHost, sim.Fault{Kind: sim.FaultCharsetLie, Count: 2}},
+	} {
+		if err := w.sim.SetFault(f.host, f.fault); err != nil {
+			t.Fatal(err)
+		}
+	}
 	later := func() time.Time { return time.Now().Add(2 * time.Hour) }
-	w.crawl(t, later, browser)
+	// A target may fail on a fault; the ledgers must agree all the same.
+	for _, r := range w.w.Crawler(later).Run(context.Background(), w.w.Targets(t, browser)) {
+		if r.Err != nil {
+			t.Logf("target %s: %v", r.TargetCode, r.Err)
+		}
+	}
+	// A HEAD probe and a request robots.txt refuses (which never leaves).
+	ctx := context.Background()
+	if _, err := w.client.Do(ctx, fetch.Request{URL: "http://www.gov.test/", Method: "HEAD", Purpose: model.PurposeProbe}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.client.Do(ctx, fetch.Request{URL: "http://www.gd.gov.test/zwgk/rsrm/", Purpose: model.PurposeProbe}); !fetch.IsRobotsDisallowed(err) {
+		t.Fatalf("a disallowed page: %v, want a robots.txt refusal", err)
+	}
 	site, logged := siteTallies(w.sim), crawlLogTallies(t, st)
 	compareLedgers(t, site, logged)
 
@@ -173,11 +205,13 @@ func TestCrawlLogMatchesSiteAccessLog(t *testing.T) {
 			heads++
 		}
 	}
-	for _, status := range []int{200, 304, 412} {
+	for _, status := range []int{200, 206, 302, 304, 412, 429, 503} {
 		if !seen[status] {
 			t.Errorf("no request answered %d: the test does not cover it", status)
 		}
 	}
-	_ = model.PurposeDetail
+	if heads == 0 {
+		t.Error("no HEAD request reached a site")
+	}
 	t.Logf("statuses seen: %v, HEAD requests: %d", seen, heads)
 }
