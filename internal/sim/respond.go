@@ -80,7 +80,11 @@ func serveFile(w http.ResponseWriter, r *http.Request, res *resource, ranges boo
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+		if n, _ := w.Write(body); zip && n == len(body) {
+			if lw, ok := w.(*logWriter); ok {
+				lw.content = int64(len(res.body))
+			}
+		}
 	}
 }
 
