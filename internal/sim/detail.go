@@ -303,11 +303,17 @@ func newsDetail(s *site, a *article) string {
 <div class="meta"><span class="time">%s</span> <span class="source">来源：北江新闻网</span> <span class="author">记者：%s</span></div>
 <article class="article-body">
 %s</article>
-<div class="related"><h4>相关阅读</h4><ul><li><a href="/news/">更多本地新闻</a></li></ul></div>
+%s<div class="related"><h4>相关阅读</h4><ul><li><a href="/news/">更多本地新闻</a></li></ul></div>
 <div class="share">分享到：微信 微博</div>
 %s</body>
 </html>
-`, esc(a.Title), esc(a.Title), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), renderBody(a), newsComments(a))
+`, esc(a.Title), esc(a.Title), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), renderBody(a), newsAttachments(a), newsComments(a))
+	return b.String()
+}
+
+func newsAttachments(a *article) string {
+	var b strings.Builder
+	writeAttachmentLinks(&b, "attachments", a, func(f *attachment) string { return f.Path })
 	return b.String()
 }
 
