@@ -2,8 +2,11 @@ package fetch
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
@@ -68,5 +71,37 @@ func TestHeadReadTakesOnlyItsBytes(t *testing.T) {
 	// the ignored one pushed the whole page before zhizhi hung up.
 	if len(sent) != 3 || sent[0] != head || sent[1] != int64(len(whole)) || sent[2] != int64(len(whole)) {
 		t.Errorf("the site sent %v, want [%d %d %d]", sent, head, len(whole), len(whole))
+	}
+}
+
+// TestFailedReadCountsWhatCame: a body cut short by the time limit still
+// counts, in crawl_log, the status and the bytes that came before: the
+// site spent them.
+func TestFailedReadCountsWhatCame(t *testing.T) {
+	e := newSimEnv(t, 1, ClientOptions{Limits: Limits{RequestTimeout: 2 * time.Second}})
+	e.advancing(t, true)
+	page := truthURL(t, e.w, qingcheng, "/")
+	mustDo(t, e.c, Request{URL: "http://" + qingcheng + "/robots.txt", Purpose: model.PurposeRobots})
+	// 200 bytes a second: a page of several KiB cannot come within 2 s.
+	if err := e.w.SetFault(qingcheng, sim.Fault{Kind: sim.FaultSlow, BytesPerSec: 200, PathPrefix: "/q"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Do(context.Background(), Request{URL: page, Purpose: model.PurposeDetail}); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("slow page: %v, want a timeout", err)
+	}
+	rows := crawlLogRows(t, e.st, qingcheng)
+	row := rows[0] // newest first
+	// The site logs the request once its handler notices the hang-up.
+	var sent int64
+	for logged := false; !logged; time.Sleep(10 * time.Millisecond) {
+		for _, a := range e.w.AccessLog(qingcheng) {
+			if "http://"+qingcheng+a.Path == page {
+				sent, logged = a.Bytes, true
+			}
+		}
+	}
+	if row.HTTPStatus == nil || *row.HTTPStatus != 200 || row.ErrorClass != ClassTimeout || row.Bytes <= 0 || row.Bytes > sent || row.DurationMS == nil {
+		t.Errorf("crawl_log row: status %v, class %q, %d bytes, duration %v; want 200, timeout, 1…%d bytes (what the site sent) and a duration",
+			row.HTTPStatus, row.ErrorClass, row.Bytes, row.DurationMS, sent)
 	}
 }
