@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,6 +48,16 @@ type BrowserProxyOptions struct {
 	// otherwise). Tests and diagnostics use it; it may be called from
 	// several goroutines at once.
 	Refused func(target string, err error)
+	// Relay, when set, is told of every plain-HTTP request the proxy sends
+	// upstream, before it goes, and returns where to count the body bytes
+	// the answer brings (as they came: still content-coded, transfer
+	// coding removed); nil counts nothing. The count grows before each
+	// chunk is passed to Chromium, so once Chromium has a body whole, its
+	// count is complete. This is how the browser tier's crawl_log bytes
+	// are what the site sent, as on the direct tier; Chromium's own figure
+	// includes the headers. (A CONNECT tunnel carries TLS the proxy cannot
+	// read, and is not told of.)
+	Relay func(method, rawURL string) *atomic.Int64
 }
 
 // BrowserProxy is the local forward proxy that carries every connection
@@ -258,18 +269,26 @@ func (p *BrowserProxy) forward(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		out.Body = nil
 	}
+	var counted *atomic.Int64
+	if p.opts.Relay != nil {
+		counted = p.opts.Relay(r.Method, target)
+	}
 	resp, err := p.tr.RoundTrip(out)
 	if err != nil {
 		p.answer(w, target, fmt.Errorf("proxy %s: %w", r.URL.Redacted(), err))
 		return
 	}
 	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if counted != nil {
+		body = countingReader{body, counted}
+	}
 	removeHopHeaders(resp.Header)
 	for k, vs := range resp.Header {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
-	if err := streamCopy(w, resp.Body); err != nil {
+	if err := streamCopy(w, body); err != nil {
 		p.log.Debug("browser response cut short", "url", r.URL.Redacted(), "error", err)
 		// Returning would end the chunked body cleanly and Chromium would
 		// take a truncated page for a whole one; aborting the handler
@@ -456,6 +475,18 @@ func streamCopy(w http.ResponseWriter, body io.Reader) error {
 			return err
 		}
 	}
+}
+
+// countingReader adds the bytes read through it to n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
 }
 
 // hopHeaders are meaningful for one connection only (RFC 9110 §7.6.1) and

@@ -517,6 +517,13 @@ func (c *Client) direct(ctx context.Context, req Request, u *url.URL, pol SitePo
 	if req.MaxBytes > 0 {
 		if req.Head {
 			l.TruncateAt = req.MaxBytes
+			// Ask for the head only: a site that serves files (nginx)
+			// then sends no more than the head, where one that ignores
+			// Range has pushed the whole page into the connection before
+			// zhizhi hangs up. nginx drops ranges when it compresses on
+			// the fly, so the head is asked for uncompressed.
+			hdr.Set("Range", fmt.Sprintf("bytes=0-%d", req.MaxBytes-1))
+			hdr.Set("Accept-Encoding", "identity")
 		} else if req.MaxBytes < l.MaxDecompressedBytes {
 			l.MaxDecompressedBytes = req.MaxBytes
 		}
@@ -534,7 +541,7 @@ func (c *Client) direct(ctx context.Context, req Request, u *url.URL, pol SitePo
 	// validators would make the next crawl's conditional request answer
 	// 304 for a page whose change was never stored.
 	if err == nil && !challenged && req.Method == http.MethodGet && req.Purpose != model.PurposeProbe &&
-		(resp.Status == http.StatusOK || resp.NotModified) {
+		(resp.Status == http.StatusOK || resp.Status == http.StatusPartialContent && req.Head || resp.NotModified) {
 		if serr := c.noteURLState(ctx, u.String(), resp, prev); serr != nil {
 			c.log.Error("update url state", "url", u.Redacted(), "error", serr)
 		}

@@ -133,7 +133,13 @@ func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier str
 		s := status
 		row.HTTPStatus = &s
 	}
-	if status != 0 || dur > 0 {
+	// A duration marks a row that stands for a request that went out (see
+	// rowReach): counting the rows with one counts the requests the sites
+	// received, the ledger the sites' own access logs are checked against.
+	// The guard refuses some requests only when it dials (a name that
+	// resolves to a private address): those never left either.
+	sent := reach == rowSent && ErrorClass(status, err) != ClassSSRF
+	if sent && (status != 0 || dur > 0) {
 		ms := int(dur / time.Millisecond)
 		row.DurationMS = &ms
 	}
@@ -145,9 +151,6 @@ func (c *Client) writeRow(ctx context.Context, req Request, u *url.URL, tier str
 		c.log.Error("crawl log", "url", row.ArticleURL, "error", lerr)
 	}
 	if c.observe != nil && reach != rowNote {
-		// The guard refuses some requests only when it dials (a name that
-		// resolves to a private address): those never left either.
-		sent := reach == rowSent && row.ErrorClass != ClassSSRF
 		c.observe(RequestEvent{
 			Host: row.Host, Purpose: row.Purpose, Tier: tier, Sent: sent,
 			Status: status, ErrorClass: row.ErrorClass,

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -131,7 +132,8 @@ func (b *Body) Close() error {
 // the decoded bytes are capped at l.MaxDecompressedBytes. A Content-Length
 // already over the raw limit fails at once, before any byte is read.
 func DecodeBody(resp *http.Response, l Limits) (*Body, error) {
-	if l.MaxRawBytes > 0 && resp.ContentLength > l.MaxRawBytes {
+	// A head read takes only its head, however large the whole is.
+	if l.MaxRawBytes > 0 && l.TruncateAt <= 0 && resp.ContentLength > l.MaxRawBytes {
 		resp.Body.Close()
 		return nil, &ErrTooLarge{Limit: l.MaxRawBytes, Kind: "raw"}
 	}
@@ -269,9 +271,20 @@ func (g *Guard) Do(ctx context.Context, client *http.Client, req *http.Request, 
 		out.Duration = time.Since(start)
 		return out, nil
 	}
+	// A head read never takes more than TruncateAt bytes off the wire
+	// either: whatever the site sends past them stays unread, and the
+	// connection is closed rather than drained.
+	var capped *capReader
+	if l.TruncateAt > 0 {
+		capped = &capReader{r: resp.Body, left: l.TruncateAt}
+		resp.Body = struct {
+			io.Reader
+			io.Closer
+		}{capped, resp.Body}
+	}
 	body, err := DecodeBody(resp, l)
 	if err != nil {
-		return nil, classifyErr(ctx, fmt.Errorf("fetch %s: %w", req.URL.Redacted(), err))
+		return out, classifyErr(ctx, fmt.Errorf("fetch %s: %w", req.URL.Redacted(), err))
 	}
 	defer body.Close()
 	var r io.Reader = body
@@ -281,14 +294,61 @@ func (g *Guard) Do(ctx context.Context, client *http.Client, req *http.Request, 
 	data, err := io.ReadAll(r)
 	out.WireBytes = body.WireBytes()
 	out.Duration = time.Since(start)
-	if l.TruncateAt > 0 && int64(len(data)) > l.TruncateAt {
-		data, out.Truncated, err = data[:l.TruncateAt], true, nil
+	if l.TruncateAt > 0 {
+		// Cut short: more decoded bytes than the head, or the wire cap
+		// reached with more to come (a compressed stream cut there ends
+		// unexpectedly).
+		more := int64(len(data)) > l.TruncateAt ||
+			capped.full() && (err == nil || errors.Is(err, io.ErrUnexpectedEOF)) && bodyGoesOn(resp, out.WireBytes)
+		if more {
+			data, out.Truncated, err = data[:min(int64(len(data)), l.TruncateAt)], true, nil
+		}
 	}
 	if err != nil {
-		return nil, classifyErr(ctx, fmt.Errorf("fetch %s: read body: %w", req.URL.Redacted(), asLimitErr(err)))
+		return out, classifyErr(ctx, fmt.Errorf("fetch %s: read body: %w", req.URL.Redacted(), asLimitErr(err)))
 	}
 	out.Body = data
 	return out, nil
+}
+
+// capReader ends a body quietly after left bytes.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+func (c *capReader) full() bool { return c != nil && c.left <= 0 }
+
+// bodyGoesOn tells whether a body of which read bytes came has more: by
+// the complete length a 206's Content-Range gives, or the Content-Length;
+// with neither it cannot be known without reading on, and is taken to.
+func bodyGoesOn(resp *http.Response, read int64) bool {
+	if resp.StatusCode == http.StatusPartialContent {
+		if cr := resp.Header.Get("Content-Range"); cr != "" {
+			if _, total, ok := strings.Cut(cr, "/"); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(total), 10, 64); err == nil {
+					return n > read
+				}
+			}
+		}
+		return true
+	}
+	if resp.ContentLength >= 0 {
+		return resp.ContentLength > read
+	}
+	return true
 }
 
 // classifyErr makes every way of running out of time match ErrTimeout.

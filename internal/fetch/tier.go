@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"zhizhi/internal/browser"
@@ -79,6 +82,7 @@ type browserTier struct {
 	r      Renderer
 	proxy  *BrowserProxy
 	live   liveHosts // what the proxy lets through
+	relays relayLog  // body bytes of what the proxy relayed
 	err    error
 	cancel context.CancelFunc
 }
@@ -99,7 +103,7 @@ func (t *browserTier) get(c *Client) (Renderer, error) {
 	}
 	// Chromium resolves nothing itself: every connection it makes goes
 	// through this proxy, which dials only through the guard.
-	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit})
+	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit, Relay: t.relays.open})
 	if err != nil {
 		cancel()
 		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
@@ -124,6 +128,66 @@ func (t *browserTier) close() {
 		t.proxy.Close()
 		t.cancel()
 		t.r, t.proxy = nil, nil
+	}
+}
+
+// relayLog keeps the body byte counts of the requests the browser proxy
+// relayed, by method and URL, until the visit that made them logs them.
+type relayLog struct {
+	mu sync.Mutex
+	m  map[string][]*atomic.Int64 // "METHOD url" → counts, in the order sent
+}
+
+func relayKey(method, rawURL string) string {
+	if u, err := url.Parse(rawURL); err == nil {
+		u.Fragment, u.RawFragment = "", ""
+		rawURL = u.String()
+	}
+	return strings.ToUpper(method) + " " + rawURL
+}
+
+// open is the proxy's Relay.
+func (l *relayLog) open(method, rawURL string) *atomic.Int64 {
+	n := &atomic.Int64{}
+	k := relayKey(method, rawURL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil {
+		l.m = map[string][]*atomic.Int64{}
+	}
+	l.m[k] = append(l.m[k], n)
+	return n
+}
+
+// take returns the body bytes of the oldest relayed request for method and
+// URL not taken yet; ok is false when the proxy relayed none (a request
+// inside a TLS tunnel, or one that never left Chromium).
+func (l *relayLog) take(method, rawURL string) (n int64, ok bool) {
+	k := relayKey(method, rawURL)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	q := l.m[k]
+	if len(q) == 0 {
+		return 0, false
+	}
+	if len(q) == 1 {
+		delete(l.m, k)
+	} else {
+		l.m[k] = q[1:]
+	}
+	return q[0].Load(), true
+}
+
+// forget drops what is left of the requests to hosts: a visit that logged
+// its requests leaves nothing for the next one to take by mistake.
+func (l *relayLog) forget(hosts []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for k := range l.m {
+		_, raw, _ := strings.Cut(k, " ")
+		if u, err := url.Parse(raw); err == nil && slices.Contains(hosts, hostOf(u)) {
+			delete(l.m, k)
+		}
 	}
 }
 
@@ -206,6 +270,7 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 	defer release()
 	vctx, v := c.startVisit(ctx, host)
 	defer v.end()
+	defer func() { c.browser.relays.forget(v.reached()) }()
 	wall := time.Now()
 	page, rerr := r.Render(vctx, u.String(), browser.RenderOptions{
 		WaitChallenge:    true,
@@ -243,7 +308,6 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 	var wire int64
 	mainLogged := false
 	for i, rec := range page.Requests {
-		wire += rec.Bytes
 		ru, perr := url.Parse(rec.URL)
 		if perr != nil {
 			continue
@@ -285,10 +349,17 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		// Chromium tried every request the gate let through, whether or
 		// not an answer came; one from its cache never reached the host.
 		reach := rowSent
+		bytes, dur := rec.Bytes, rec.Duration
 		if rec.BlockedReason != "" || rec.FromCache {
-			reach = rowUnsent
+			reach, bytes, dur = rowUnsent, 0, 0
+		} else if n, ok := c.browser.relays.take(r.Method, rec.URL); ok {
+			// The body bytes the site sent, counted by the proxy as
+			// on the direct tier. Without them (https, through a
+			// tunnel) Chromium's figure stands, headers included.
+			bytes = n
 		}
-		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, rec.Bytes, 0, rec.Duration, err, reach)
+		wire += bytes
+		c.writeRow(ctx, r, ru, TierBrowser, at, rec.Status, bytes, 0, dur, err, reach)
 	}
 	if rerr != nil {
 		if verdict < 0 {

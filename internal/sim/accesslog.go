@@ -11,14 +11,18 @@ import (
 // Access is one request as the site saw it. Tests use the log to prove
 // politeness from the site's side.
 type Access struct {
-	Host      string    `json:"host"`
-	Method    string    `json:"method"`
-	Path      string    `json:"path"` // path and query as requested
-	Status    int       `json:"status"`
-	Bytes     int64     `json:"bytes"` // body bytes written (after compression)
-	UserAgent string    `json:"user_agent"`
-	Arrived   time.Time `json:"arrived"`  // Options.Clock, the wall clock by default
-	Finished  time.Time `json:"finished"` // Options.Clock, the wall clock by default
+	Host   string `json:"host"`
+	Method string `json:"method"`
+	Path   string `json:"path"` // path and query as requested
+	Status int    `json:"status"`
+	Bytes  int64  `json:"bytes"` // body bytes written (after compression)
+	// ContentBytes is how much of the page's own content the body carried,
+	// counted before compression: a gzip answer with a whole page carries
+	// all of it in fewer Bytes; a 206 carries its range.
+	ContentBytes int64     `json:"content_bytes"`
+	UserAgent    string    `json:"user_agent"`
+	Arrived      time.Time `json:"arrived"`  // Options.Clock, the wall clock by default
+	Finished     time.Time `json:"finished"` // Options.Clock, the wall clock by default
 	// InFlightAtArrival counts the OTHER requests in flight at this host when
 	// this one arrived: 0 is the polite value.
 	InFlightAtArrival int `json:"in_flight_at_arrival"`
@@ -36,12 +40,17 @@ type logWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// content is the uncompressed length of what was written, when it
+	// was compressed (-1: not compressed, content is bytes).
+	content int64
 	// slowBPS, when set, throttles the body (the "slow" fault).
 	slowBPS int
 	// charsetLie mislabels the page's charset (the "charset_lie" fault).
 	charsetLie bool
-	done       <-chan struct{}
-	ctxDone    <-chan struct{}
+	// noRange ignores Range on a static site (the "no_range" fault).
+	noRange bool
+	done    <-chan struct{}
+	ctxDone <-chan struct{}
 	// finish ends the request's in-flight count; called before the write
 	// that completes the declared Content-Length.
 	finish func()

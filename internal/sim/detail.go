@@ -303,11 +303,45 @@ func newsDetail(s *site, a *article) string {
 <div class="meta"><span class="time">%s</span> <span class="source">来源：北江新闻网</span> <span class="author">记者：%s</span></div>
 <article class="article-body">
 %s</article>
-<div class="related"><h4>相关阅读</h4><ul><li><a href="/news/">更多本地新闻</a></li></ul></div>
+%s<div class="related"><h4>相关阅读</h4><ul><li><a href="/news/">更多本地新闻</a></li></ul></div>
 <div class="share">分享到：微信 微博</div>
-</body>
+%s</body>
 </html>
-`, esc(a.Title), esc(a.Title), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), renderBody(a))
+`, esc(a.Title), esc(a.Title), esc(a.Title), isoMinute(a.Published), esc(a.Publisher), renderBody(a), newsAttachments(a), newsComments(a))
+	return b.String()
+}
+
+func newsAttachments(a *article) string {
+	var b strings.Builder
+	writeAttachmentLinks(&b, "attachments", a, func(f *attachment) string { return f.Path })
+	return b.String()
+}
+
+// newsComments is the readers' comment thread under a news article: a few
+// hundred comments, so the page is well over 64 KiB, as news pages with
+// their threads, recommendations and inline data are. It comes after the
+// article, and a head read of the page misses only comments. The thread
+// is derived from the article's id alone (no draw from the site's random
+// source), so it changes nothing else the site generates.
+func newsComments(a *article) string {
+	names := []string{"清远网友", "北江边的人", "老街坊", "上班族小陈", "退休教师", "连州老乡", "英德茶农", "清城居民"}
+	says := []string{
+		"这件事关系到我们每个家庭，希望相关部门尽快落实，把好事办好、实事办实。",
+		"支持！去年我们小区也遇到同样的问题，后来街道出面协调才解决，效率还是很高的。",
+		"请问具体的办理时间和地点在哪里公布？有没有线上办理的渠道？",
+		"点赞记者的深入报道，希望后续能继续跟进，让大家看到落实的情况。",
+		"家门口的变化看得见，道路修好了，公交也多了，生活越来越方便。",
+		"建议在周末也开放窗口，上班族平时很难抽出时间去现场办理。",
+	}
+	var b strings.Builder
+	n := 320 + a.ID%160
+	fmt.Fprintf(&b, "<div class=\"comments\"><h4>网友评论（%d）</h4>\n<ul class=\"comment-list\">\n", n)
+	for i := range n {
+		k := a.ID*31 + i*7
+		fmt.Fprintf(&b, "<li class=\"comment\" data-id=\"%d\"><span class=\"user\">%s%03d</span><span class=\"floor\">%d楼</span><p>%s</p><span class=\"likes\">赞 %d</span></li>\n",
+			a.ID*1000+i, names[k%len(names)], k%997, i+1, says[(k/3)%len(says)], k%89)
+	}
+	b.WriteString("</ul></div>\n")
 	return b.String()
 }
 

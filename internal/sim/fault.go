@@ -31,10 +31,14 @@ const (
 	// server default or a template copied from another CMS). The <meta>
 	// in the page is left as it was.
 	FaultCharsetLie = "charset_lie"
+	// FaultNoRange makes a site whose pages are static files answer a
+	// Range request with the whole page (200), as a dynamic page does: a
+	// client that wants only a head must hang up once it has it.
+	FaultNoRange = "no_range"
 )
 
 var faultKinds = []string{Fault429, Fault503, FaultHang, FaultSlow, FaultHuge, FaultGzipBomb,
-	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha, FaultChallenge, FaultCharsetLie}
+	FaultRedirectLoop, FaultRedirect, FaultRobots500, FaultRobotsTighten, FaultCaptcha, FaultChallenge, FaultCharsetLie, FaultNoRange}
 
 // HugeSize is the body length of the huge fault.
 const HugeSize = 50 << 20
@@ -219,6 +223,9 @@ func (w *World) applyFault(lw *logWriter, r *http.Request, f *Fault) bool {
 		return false
 	case FaultCharsetLie:
 		lw.charsetLie = true
+		return false
+	case FaultNoRange:
+		lw.noRange = true
 		return false
 	case FaultCaptcha:
 		text(lw, r, http.StatusOK, "text/html; charset=utf-8", captchaPage)

@@ -151,6 +151,11 @@ func (w *World) newArticle(r *rand.Rand, c *column, id int, t time.Time) *articl
 		for i := range n {
 			a.Images = append(a.Images, fmt.Sprintf("/images/%d_%d.png", id, i+1))
 		}
+		// Some reports link a document (the notice they report on). Chosen
+		// by id, not drawn, so the rest of the site stays as it was.
+		if id%3 == 0 {
+			a.Attachments = append(a.Attachments, w.newAttachment(s, a, "pdf"))
+		}
 	} else if r.IntN(100) < 15 {
 		ext := "pdf"
 		if r.IntN(2) == 0 {

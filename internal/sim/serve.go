@@ -34,7 +34,7 @@ func (w *World) siteHandler(s *site) http.Handler {
 			})
 		}
 		defer finish()
-		lw := &logWriter{ResponseWriter: rw, done: w.done, ctxDone: r.Context().Done(), finish: finish}
+		lw := &logWriter{ResponseWriter: rw, done: w.done, ctxDone: r.Context().Done(), finish: finish, content: -1}
 		acc := Access{
 			Host: s.Host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 			Arrived: arrived, InFlightAtArrival: int(others), InFlightAllAtArrival: int(othersAll),
@@ -48,7 +48,10 @@ func (w *World) siteHandler(s *site) http.Handler {
 			if acc.Status == 0 {
 				acc.Status = http.StatusOK
 			}
-			acc.Bytes = lw.bytes
+			acc.Bytes, acc.ContentBytes = lw.bytes, lw.bytes
+			if lw.content >= 0 {
+				acc.ContentBytes = lw.content
+			}
 			acc.Finished = w.opts.Clock()
 			recorded = true
 			w.record(acc, owes)
@@ -84,7 +87,7 @@ func (w *World) siteHandler(s *site) http.Handler {
 		if lw.charsetLie {
 			res = lyingCharset(res)
 		}
-		serve(lw, r, res)
+		serveFile(lw, r, res, s.StaticFiles && !lw.noRange)
 	})
 }
 

@@ -27,11 +27,16 @@ type site struct {
 	Mark      string // 网站标识码 in the footer of TRS-style pages
 	county    int    // 1-based number of a generated county (c001 is 1); 0 for the hand-written sites
 	Kind      siteKind
-	Challenge bool   // cookie challenge on every path but robots.txt
-	SID       string // gkmlpt only
-	PageSize  int
-	Depts     []*dept // gkmlpt: CMS departments; template sites: one dept with Path ""
-	Disallow  []string
+	Challenge bool // cookie challenge on every path but robots.txt
+	// StaticFiles: the site's pages are files served the way nginx serves
+	// them, byte ranges honoured (see serveRange); otherwise every page is
+	// built per request and a Range header is ignored, as dynamic pages
+	// (and most CMS front ends) do.
+	StaticFiles bool
+	SID         string // gkmlpt only
+	PageSize    int
+	Depts       []*dept // gkmlpt: CMS departments; template sites: one dept with Path ""
+	Disallow    []string
 	// docPrefix is the document-number prefix used when a dept has none.
 	idBase int
 	nextID int
@@ -155,7 +160,7 @@ func defineSites() []*site {
 		},
 		{
 			Host: "www.lianzhou.gov.test", Code: "lianzhou", Name: "连州市人民政府网", City: "连州市", Mark: "4418820001",
-			Kind: kindLianzhou, PageSize: 8, idBase: 510000,
+			Kind: kindLianzhou, StaticFiles: true, PageSize: 8, idBase: 510000,
 			Depts: []*dept{{Name: "连州市人民政府办公室", DocPrefix: "连府办", Credit: "11441882007260415Y", Columns: []*column{
 				leaf("tzgg", "通知公告", 10, 72, "综合政务", "notice", "lianzhou_tzgg"),
 				leaf("zcwj", "政策文件", 9, 168, "综合政务", "policy", "lianzhou_zcwj"),
@@ -165,7 +170,7 @@ func defineSites() []*site {
 		},
 		{
 			Host: "www.gd.gov.test", Code: "gd_ref", Name: "广东省人民政府门户网站", City: "广东省",
-			Kind: kindGD, PageSize: 5, idBase: 4100000,
+			Kind: kindGD, StaticFiles: true, PageSize: 5, idBase: 4100000,
 			Disallow: []string{"/zwgk/rsrm/"},
 			Depts: []*dept{{Name: "广东省人民政府办公厅", DocPrefix: "粤府办", Credit: "11440000006939680U", Columns: []*column{
 				leaf("zwgk/wjk", "文件库", 8, 96, "综合政务", "policy", "gd_ref_wjk"),
@@ -184,7 +189,7 @@ func defineSites() []*site {
 		},
 		{
 			Host: "www.news.test", Code: "news", Name: "北江新闻网", City: "清远市",
-			Kind: kindNews, PageSize: 5, idBase: 880000,
+			Kind: kindNews, StaticFiles: true, PageSize: 5, idBase: 880000,
 			Depts: []*dept{{Name: "北江新闻网", Columns: []*column{
 				leaf("news", "本地新闻", 10, 24, "", "news", "news_local"),
 			}}},
