@@ -84,9 +84,6 @@ func TestEveryReadyArticleHasItsCard(t *testing.T) {
 		t.Fatalf("%d cards fingerprinted, %v", n, err)
 	}
 }
-// newsHost is the simulated summary-access news site.
-const newsHost = "www.news.test"
-
 // TestCardsForArticlesStoredBeforeCards: articles stored without a card (as
 // before cards existed) get one — a full-access article from its stored
 // text, a summary-access one by reading its head again once, not answered

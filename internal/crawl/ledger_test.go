@@ -2,6 +2,7 @@ package crawl_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"zhizhi/internal/fetch"
+	"zhizhi/internal/ledger"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -214,4 +216,43 @@ func TestCrawlLogMatchesSiteAccessLog(t *testing.T) {
 		t.Error("no HEAD request reached a site")
 	}
 	t.Logf("statuses seen: %v, HEAD requests: %d", seen, heads)
+
+	// The third entry: the crawler ledger, sealed (as if the day were
+	// over), holds per host the same requests and bytes.
+	sealed, err := (&ledger.Sealer{Store: st, Now: func() time.Time { return time.Now().Add(48 * time.Hour) }}).SealDue(ctx)
+	if err != nil || len(sealed) == 0 {
+		t.Fatalf("sealed %v, %v", sealed, err)
+	}
+	compareLedgers(t, site, sealedTallies(t, st, sealed))
+}
+
+// sealedTallies counts the sealed crawler ledgers of days per host: every
+// record of a request that reached its site, with its bytes.
+func sealedTallies(t *testing.T, st *store.Store, days []string) map[string]*tally {
+	t.Helper()
+	out := map[string]*tally{}
+	for _, day := range days {
+		l, err := st.SealedLedger(context.Background(), day, model.LedgerCrawler)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range l.Records {
+			var rec struct {
+				Host  string `json:"host"`
+				Sent  bool   `json:"sent"`
+				Bytes int64  `json:"bytes"`
+			}
+			if err := json.Unmarshal([]byte(r.Data), &rec); err != nil {
+				t.Fatalf("sealed record %s: %v", r.Data, err)
+			}
+			if !rec.Sent {
+				continue
+			}
+			if out[rec.Host] == nil {
+				out[rec.Host] = &tally{}
+			}
+			out[rec.Host].add("sealed", rec.Bytes)
+		}
+	}
+	return out
 }

@@ -173,15 +173,18 @@ func (s *Sealer) seal(ctx context.Context, signer note.Signer, day string) (bool
 
 // crawlerLine fixes the crawler record's fields and their order.
 type crawlerLine struct {
-	ID         int64  `json:"id"`
-	At         string `json:"at"`
-	Host       string `json:"host"`
-	Purpose    string `json:"purpose"`
-	Method     string `json:"method"`
-	Status     *int   `json:"status"`
-	Bytes      int64  `json:"bytes"`
-	BytesSaved int64  `json:"bytes_saved"`
-	OK         bool   `json:"ok"`
+	ID      int64  `json:"id"`
+	At      string `json:"at"`
+	Host    string `json:"host"`
+	Purpose string `json:"purpose"`
+	Method  string `json:"method"`
+	// Sent: the request reached the site (crawl_log gives it a duration);
+	// false for one zhizhi held back itself (robots.txt, breaker, backoff).
+	Sent       bool  `json:"sent"`
+	Status     *int  `json:"status"`
+	Bytes      int64 `json:"bytes"`
+	BytesSaved int64 `json:"bytes_saved"`
+	OK         bool  `json:"ok"`
 }
 
 // humanLine fixes the human record's fields: a card and its counts, nothing
@@ -200,7 +203,7 @@ const atLayout = "2006-01-02T15:04:05.000000Z07:00"
 // ledger (no trailing newline).
 func CrawlerRecord(l model.CrawlLog) []byte {
 	return canonical(crawlerLine{ID: l.ID, At: l.OccurredAt.UTC().Format(atLayout), Host: l.Host, Purpose: l.Purpose,
-		Method: l.Method, Status: l.HTTPStatus, Bytes: l.Bytes, BytesSaved: l.BytesSaved, OK: l.Success})
+		Method: l.Method, Sent: l.DurationMS != nil, Status: l.HTTPStatus, Bytes: l.Bytes, BytesSaved: l.BytesSaved, OK: l.Success})
 }
 
 // HumanRecord is the canonical JSON line of one card's tally in the human

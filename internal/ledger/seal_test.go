@@ -43,7 +43,7 @@ func newWorld(t *testing.T, s *store.Store) world {
 		// The first instant of the 27th: the first day of the chain.
 		{Host: "www.gdqy.gov.test", Purpose: "robots", Method: "GET", HTTPStatus: status(200), Bytes: 120, Success: true, OccurredAt: at("2026-11-27", 0, 0, 0, 0)},
 		{Host: "www.gdqy.gov.test", Purpose: "list", Method: "GET", HTTPStatus: status(200), Bytes: 5321, Success: true, OccurredAt: at("2026-11-27", 9, 30, 0, 250000000)},
-		{Host: "www.gd.gov.test", Purpose: "article", Method: "GET", HTTPStatus: status(304), BytesSaved: 40000, Success: true, OccurredAt: at("2026-11-27", 23, 59, 59, 999999000)},
+		{Host: "www.gd.gov.test", Purpose: "article", Method: "GET", HTTPStatus: status(304), BytesSaved: 40000, Success: true, DurationMS: status(12), OccurredAt: at("2026-11-27", 23, 59, 59, 999999000)},
 		// Logged on the 29th.
 		{Host: "www.gd.gov.test", Purpose: "article", Method: "GET", Success: false, OccurredAt: at("2026-11-29", 0, 0, 0, 0)},
 		{Host: "www.gdqy.gov.test", Purpose: "list", Method: "HEAD", HTTPStatus: status(503), Bytes: 0, Success: false, OccurredAt: at("2026-11-29", 12, 0, 0, 0)},
@@ -127,7 +127,7 @@ func TestSealDue(t *testing.T) {
 		if len(crawler.Records) != 3 {
 			t.Fatalf("crawler records of the 27th: %+v", crawler.Records)
 		}
-		wantLine := `{"id":3,"at":"2026-11-27T15:59:59.999999Z","host":"www.gd.gov.test","purpose":"article","method":"GET","status":304,"bytes":0,"bytes_saved":40000,"ok":true}`
+		wantLine := `{"id":3,"at":"2026-11-27T15:59:59.999999Z","host":"www.gd.gov.test","purpose":"article","method":"GET","sent":true,"status":304,"bytes":0,"bytes_saved":40000,"ok":true}`
 		if crawler.Records[2].Data != wantLine {
 			t.Errorf("crawler record\n%s\nwant\n%s", crawler.Records[2].Data, wantLine)
 		}
@@ -135,7 +135,7 @@ func TestSealDue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if wantFirst := `{"id":4,"at":"2026-11-28T16:00:00.000000Z","host":"www.gd.gov.test","purpose":"article","method":"GET","status":null,"bytes":0,"bytes_saved":0,"ok":false}`; len(c29.Records) == 0 || c29.Records[0].Data != wantFirst {
+		if wantFirst := `{"id":4,"at":"2026-11-28T16:00:00.000000Z","host":"www.gd.gov.test","purpose":"article","method":"GET","sent":false,"status":null,"bytes":0,"bytes_saved":0,"ok":false}`; len(c29.Records) == 0 || c29.Records[0].Data != wantFirst {
 			t.Errorf("first crawler record of the 29th %+v, want %s", c29.Records, wantFirst)
 		}
 		human, err := s.SealedLedger(ctx, "2026-11-27", model.LedgerHuman)

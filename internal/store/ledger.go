@@ -62,7 +62,7 @@ func (s *Store) FirstCrawlLogAt(ctx context.Context) (at time.Time, ok bool, err
 // order: a day of the crawler ledger.
 func (s *Store) CrawlLogsBetween(ctx context.Context, from, to time.Time) ([]model.CrawlLog, error) {
 	rows, err := s.conn().query(ctx, `SELECT id, host, purpose, method, http_status, bytes, bytes_saved, success,
-		occurred_at FROM crawl_log WHERE occurred_at >= ? AND occurred_at < ? ORDER BY id`, s.ts(from), s.ts(to))
+		occurred_at, duration_ms FROM crawl_log WHERE occurred_at >= ? AND occurred_at < ? ORDER BY id`, s.ts(from), s.ts(to))
 	if err != nil {
 		return nil, fmt.Errorf("crawl logs of a day: %w", err)
 	}
@@ -71,7 +71,7 @@ func (s *Store) CrawlLogsBetween(ctx context.Context, from, to time.Time) ([]mod
 	for rows.Next() {
 		var l model.CrawlLog
 		if err := rows.Scan(&l.ID, &l.Host, &l.Purpose, &l.Method, &l.HTTPStatus, &l.Bytes, &l.BytesSaved,
-			&l.Success, timeCol{&l.OccurredAt}); err != nil {
+			&l.Success, timeCol{&l.OccurredAt}, &l.DurationMS); err != nil {
 			return nil, fmt.Errorf("crawl logs of a day: %w", err)
 		}
 		out = append(out, l)
