@@ -51,6 +51,8 @@ fi
 
 cat <<EOF
 
+公开门户 (public portal of summary cards): http://$LISTEN/
+透明账本 (the two public ledgers, sealed daily): http://$LISTEN/ledger
 管理后台 (admin console): http://$LISTEN/admin/
   用户名 (user):     demo
   密码 (password):   $(cat "$DATA/demo-password.txt")

@@ -59,6 +59,9 @@ const envHelp = `Environment (flags override them for one run):
   ZHIZHI_TIMEZONE      time zone schedules are read in; default Asia/Shanghai
   ZHIZHI_SECURE_COOKIES  true: the console's session cookie goes over HTTPS
                        only (set it behind an HTTPS proxy)
+  ZHIZHI_CLIENT_IP_HEADER  behind a reverse proxy: the header with the
+                       reader's address (X-Real-IP, X-Forwarded-For), so the
+                       portal tells its visitors apart
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium

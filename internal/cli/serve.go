@@ -48,10 +48,12 @@ func newServeCmd() *cobra.Command {
 		timezone string
 		tick     time.Duration
 		secure   bool
+
+		clientIPHeader string
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Run the crawler as a service: schedules, crawl workers, the admin console and the REST API",
+		Short: "Run the crawler as a service: schedules, crawl workers, the public portal, the admin console and the REST API",
 		Long: `Serve runs zhizhi as one long-running process: it crawls every enabled target
 at its schedule_cron (read in --timezone), re-checks stored articles when they
 are due, works the crawls asked for with 'zhizhi crawl --enqueue', and answers
@@ -101,7 +103,11 @@ stay queued for the next start; then it exits 0.`,
 			if budget < 10*time.Second {
 				return exitCode(2, fmt.Sprintf("serve: --job-budget %s: use at least 10s", budget))
 			}
-			return runServe(cmd, serveOptions{listen: listen, workers: workers, budget: budget, loc: loc, tick: tick, secureCookies: secure})
+			if clientIPHeader != "" && !validHeaderName(clientIPHeader) {
+				return exitCode(2, fmt.Sprintf("serve: --client-ip-header / ZHIZHI_CLIENT_IP_HEADER %q is not a header name (use one like X-Real-IP or X-Forwarded-For)", clientIPHeader))
+			}
+			return runServe(cmd, serveOptions{listen: listen, workers: workers, budget: budget, loc: loc, tick: tick, secureCookies: secure,
+				clientIPHeader: clientIPHeader})
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:8080"), "HTTP listen address (env ZHIZHI_LISTEN)")
@@ -110,6 +116,8 @@ stay queued for the next start; then it exits 0.`,
 	cmd.Flags().StringVar(&timezone, "timezone", envOr("ZHIZHI_TIMEZONE", queue.DefaultTimeZone), "time zone of schedule_cron (env ZHIZHI_TIMEZONE)")
 	cmd.Flags().BoolVar(&secure, "secure-cookies", envOr("ZHIZHI_SECURE_COOKIES", "") == "true",
 		"send the console's session cookie over HTTPS only — set it when people reach the console through HTTPS (env ZHIZHI_SECURE_COOKIES=true)")
+	cmd.Flags().StringVar(&clientIPHeader, "client-ip-header", envOr("ZHIZHI_CLIENT_IP_HEADER", ""),
+		"behind a reverse proxy: the header it puts the reader's address in (X-Real-IP, X-Forwarded-For), read only on requests from the proxy on this machine or the private network (env ZHIZHI_CLIENT_IP_HEADER)")
 	cmd.Flags().DurationVar(&tick, "tick", queue.DefaultTickEvery, "how often the schedule is looked at")
 	_ = cmd.Flags().MarkHidden("tick")
 	return cmd
@@ -124,6 +132,19 @@ type serveOptions struct {
 	// secureCookies marks the console's session cookie Secure, for a
 	// console served over HTTPS (behind a TLS-terminating proxy).
 	secureCookies bool
+	// clientIPHeader names the header a reverse proxy puts a reader's
+	// address in; "" counts portal visitors by the connection's peer.
+	clientIPHeader string
+}
+
+// validHeaderName reports whether s can be an HTTP header name.
+func validHeaderName(s string) bool {
+	for _, r := range s {
+		if !(r == '-' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func runServe(cmd *cobra.Command, o serveOptions) error {
@@ -222,7 +243,11 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}()
 	// The portal's visits, counted per visitor for BotScore; what is
 	// buffered is written when serve stops.
-	visits := ledger.NewRecorder(st, ledger.RecorderOptions{Log: slog.Default()})
+	recOpts := ledger.RecorderOptions{Log: slog.Default()}
+	if o.clientIPHeader != "" {
+		recOpts.ClientIP = ledger.ProxiedAddress(o.clientIPHeader)
+	}
+	visits := ledger.NewRecorder(st, recOpts)
 	defer func() {
 		if err := visits.Close(); err != nil {
 			slog.Error("serve: portal visits not written", "err", err)

@@ -84,6 +84,7 @@ func TestEveryReadyArticleHasItsCard(t *testing.T) {
 		t.Fatalf("%d cards fingerprinted, %v", n, err)
 	}
 }
+
 // TestCardsForArticlesStoredBeforeCards: articles stored without a card (as
 // before cards existed) get one — a full-access article from its stored
 // text, a summary-access one by reading its head again once, not answered

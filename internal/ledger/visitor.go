@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -126,10 +127,44 @@ func peerAddress(r *http.Request) string {
 	if err != nil {
 		host = r.RemoteAddr
 	}
+	return visitorAddress(host)
+}
+
+// visitorAddress is an address as a visitor counts it: an IPv6 address by
+// its /64.
+func visitorAddress(host string) string {
 	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
 		return ip.Mask(net.CIDRMask(64, 128)).String()
 	}
 	return host
+}
+
+// ProxiedAddress reads the visitor's address from header (X-Real-IP, or
+// X-Forwarded-For, whose last address is the one the proxy added) — but
+// only on a request that came from a proxy on this machine or the private
+// network; any other request could have written the header itself, and
+// counts by its peer address.
+func ProxiedAddress(header string) func(r *http.Request) string {
+	return func(r *http.Request) string {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		peer := visitorAddress(host)
+		if ip := net.ParseIP(host); ip == nil || !(ip.IsLoopback() || ip.IsPrivate()) {
+			return peer
+		}
+		v := r.Header.Values(header)
+		if len(v) == 0 {
+			return peer
+		}
+		parts := strings.Split(v[len(v)-1], ",")
+		addr := strings.TrimSpace(parts[len(parts)-1])
+		if net.ParseIP(addr) == nil {
+			return peer
+		}
+		return visitorAddress(addr)
+	}
 }
 
 // Day is the portal day (Asia/Shanghai calendar date) of a moment.
