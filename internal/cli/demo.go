@@ -219,5 +219,11 @@ func demoSummary(ctx context.Context, st *store.Store, w *sim.World, out io.Writ
 		n := counts[c]
 		fmt.Fprintf(out, "  %-10s ready %3d · failed %2d · 站点实际发布 %3d\n", c, n.Ready, n.Failed, truth[c])
 	}
+	grades, err := st.CardGrades(ctx)
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	fmt.Fprintf(out, "== 摘要卡 (summary cards): 🟢 可展示 %d · 🟡 待人工改写 %d · 🔴 仅标题与链接 %d\n",
+		grades[model.GradeGreen], grades[model.GradeYellow], grades[model.GradeRed])
 	return nil
 }

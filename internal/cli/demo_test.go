@@ -65,4 +65,19 @@ func TestDemoOnceMatchesTruth(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "blobs")); err != nil {
 		t.Errorf("no blobs under the data dir: %v", err)
 	}
+	// Every ready article has its summary card, and the demo says how the
+	// cards graded.
+	var ready, cards int
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM article WHERE status = 'ready'`).Scan(&ready); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.DB().QueryRowContext(ctx, `SELECT COUNT(*) FROM summary_card`).Scan(&cards); err != nil {
+		t.Fatal(err)
+	}
+	if ready == 0 || cards != ready {
+		t.Errorf("%d summary cards for %d ready articles", cards, ready)
+	}
+	if !strings.Contains(r.stdout, "摘要卡 (summary cards): 🟢 可展示") {
+		t.Errorf("the demo's summary does not report the cards:\n%s", r.stdout)
+	}
 }
