@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"zhizhi/internal/ledger"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
@@ -309,5 +310,56 @@ func TestHumanAndBotLandInTheirLedgers(t *testing.T) {
 	}
 	if left, err := w.st.Visitors(ctx, today); err != nil || len(left) != 0 {
 		t.Errorf("the closed day keeps %d visitors (%v)", len(left), err)
+	}
+
+	// The public dashboard shows the closed day: 4 human views, 1
+	// click-through (α = 1 − 1/4 = 0.75), 10 bot views against 4 human ones
+	// (ratio 2.5, inside the healthy 1–5).
+	b.do("open the transparency ledger", chromedp.Navigate(w.srv.URL+"/ledger?day="+today),
+		chromedp.WaitVisible(chromedp.CSS(`.ledger .charts`)))
+	text, err := chromedp.Run(b.tab, chromedp.Text(chromedp.CSS(`.ledger`)))
+	if err != nil {
+		t.Fatalf("read the ledger: %v", err)
+	}
+	for _, want := range []string{"0.75", "2.50", "人机比（机器/人工） · 正常"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the dashboard of %s does not show %q:\n%s", today, want, text)
+		}
+	}
+	b.shoot("3-ledger")
+
+	// Sealed, the day's human ledger holds the person's tallies, none of
+	// the scripts'. (The chain starts on the day of the crawler's first
+	// request: one is logged.)
+	if err := w.st.InsertCrawlLog(ctx, &model.CrawlLog{Host: "www.gdqy.gov.test", Purpose: "list", Method: "GET",
+		OccurredAt: w.clock.Now().Add(-24 * time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	sealer := &ledger.Sealer{Store: w.st, Now: w.clock.Now, Human: func(ctx context.Context, day string) ([]model.HumanTally, error) {
+		ts, err := w.st.HumanTallies(ctx, day)
+		out := make([]model.HumanTally, len(ts))
+		for i, t := range ts {
+			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
+		}
+		return out, err
+	}}
+	w.clock.Advance(time.Hour)
+	if sealed, err := sealer.SealDue(ctx); err != nil || len(sealed) != 1 || sealed[0] != today {
+		t.Fatalf("sealed %v, %v; want %s", sealed, err, today)
+	}
+	humanLedger, err := w.st.SealedLedger(ctx, today, model.LedgerHuman)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var records []string
+	for _, r := range humanLedger.Records {
+		records = append(records, r.Data)
+	}
+	wantRecords := []string{fmt.Sprintf(`{"card":%d,"views":1,"clicks":1}`, card), fmt.Sprintf(`{"card":%d,"views":1,"clicks":0}`, other)}
+	if other < card {
+		wantRecords[0], wantRecords[1] = wantRecords[1], wantRecords[0]
+	}
+	if strings.Join(records, "\n") != strings.Join(wantRecords, "\n") {
+		t.Errorf("sealed human ledger\n%s\nwant\n%s", strings.Join(records, "\n"), strings.Join(wantRecords, "\n"))
 	}
 }
