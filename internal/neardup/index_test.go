@@ -59,7 +59,7 @@ func TestEveryFlipWithinThreeIsFound(t *testing.T) {
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(l.tables))))
-			es := make([]entry, 1<<17)
+			es := make([]entry, 1<<18)
 			for i := range es {
 				es[i] = entry{int64(i), r.Uint64()}
 			}
