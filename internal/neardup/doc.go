@@ -24,27 +24,29 @@
 // price of more tables: with b blocks a fingerprint must agree on b-3 of
 // them, so there are "b choose 3" tables. Each table row takes 12 bytes
 // (the rearranged fingerprint and its position), on top of 16 bytes for
-// the id and fingerprint themselves. The three layouts measured
-// (TestNearDupLatencyReport; docs/performance.md has the whole table):
+// the id and fingerprint themselves. The three layouts, measured side by
+// side on random fingerprints (TestNearDupLatencyReport; docs/performance.md
+// has the whole table and the machine):
 //
-//	layout                 tables  bytes/fp  rows read per query   index size
-//	                                          1M        10M        1M      10M
-//	4 blocks of 16            4       65       61       611       62 MiB  613 MiB
-//	5 blocks of 13,13,..,12  10    147-153     40        26      140 MiB  1.4 GiB
-//	6 blocks of 11,11,..,10  20    278-290     81        52      265 MiB  2.7 GiB
+//	layout                  tables  bytes/fp  rows read/query  median query   index size
+//	                                           1M     10M      1M     10M     1M       10M
+//	4 blocks of 16             4      64-65     61     611   2.7µs  13.4µs   62 MiB   613 MiB
+//	5 blocks of 13,13,..,12   10     147-153    40      26   4.7µs  24.4µs  140 MiB   1.4 GiB
+//	6 blocks of 11,11,..,10   20     278-290    81      52  10.4µs  31.6µs  265 MiB   2.7 GiB
 //
-// With 5 or 6 blocks the keys are 25 to 33 bits long, and a run would hold
-// almost always none or one fingerprint; the directory of those tables is
-// cut to about four rows per run (one byte per fingerprint per table),
-// which is why they still read a few dozen rows. What a query costs in
-// memory is not the rows it compares, which lie side by side and are
-// compared at about a nanosecond each, but the number of separate places
-// it has to fetch from: the directory entry and the run of each table, a
-// few cache misses per table. Four tables mean the fewest misses, so the
-// 4-block layout answered faster than the others at both 1M and 10M
-// (about half the time of 5 blocks and a quarter of 6 blocks at the
-// median) while holding a half and a quarter of their memory: about 64
-// bytes per fingerprint, 62 MiB at 1M and 613 MiB at 10M.
+// (a linear scan took 0.62 ms and 6.3 ms). With 5 or 6 blocks the keys are
+// 25 to 33 bits long and a run of equal keys would almost always hold no
+// or one fingerprint; their directories are cut to about four rows per run
+// (one byte per fingerprint per table), which is why they still read a few
+// dozen rows. What a query costs is not the rows it compares, which lie
+// side by side and take about a nanosecond each, but the number of
+// separate places in memory it has to fetch from: the directory entry and
+// the run of each table, a few cache misses per table. Four tables mean
+// the fewest misses, so the 4-block layout answered fastest at both sizes
+// (5 blocks took 1.7 to 1.8 times as long at the median, 6 blocks 2.3 to
+// 3.8 times) while holding less than half and a quarter of their memory:
+// about 64 bytes per fingerprint. It also builds fastest (0.5 s at 1M,
+// 5 s at 10M, against 30 s for 5 blocks at 10M).
 //
 // Its cost grows with the collection: a run holds n/65,536 rows, 15 at 1M
 // and 153 at 10M, so a query compares about 61 and 611 rows. At 100M it
@@ -59,9 +61,9 @@
 // query reads in full; when the list reaches 256 it becomes a small
 // segment with tables of its own, and the newest segments are merged
 // whenever the newer one has grown to half the size of the one before. A
-// fingerprint is therefore copied O(log n) times over its life and the big
-// loaded segment is only rebuilt once about as many fingerprints again
-// have been added. Remove marks a row dead; a segment is rebuilt without
+// fingerprint is therefore copied O(log n) times over its life, and the
+// big loaded segment is rebuilt only after between half and all of its own
+// size has been added again. Remove marks a row dead; a segment is rebuilt without
 // its dead rows once more than half of them are dead. Adding an id that
 // is already stored replaces its fingerprint.
 //
