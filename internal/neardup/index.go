@@ -190,7 +190,7 @@ func (x *Index) flush() {
 func (x *Index) compact() {
 	var segs []*segment
 	for i, s := range x.segs {
-		if len(s.ids) < x.bufMax || 2*s.live >= len(s.ids) {
+		if len(s.es) < x.bufMax || 2*s.live >= len(s.es) {
 			continue
 		}
 		if segs == nil {
