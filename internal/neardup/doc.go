@@ -30,11 +30,11 @@
 //
 //	layout                  tables  bytes/fp  rows read/query  median query   index size
 //	                                           1M     10M      1M     10M     1M       10M
-//	4 blocks of 16             4      64-65     61     611   2.7µs  13.4µs   62 MiB   613 MiB
-//	5 blocks of 13,13,..,12   10     147-153    40      26   4.7µs  24.4µs  140 MiB   1.4 GiB
-//	6 blocks of 11,11,..,10   20     278-290    81      52  10.4µs  31.6µs  265 MiB   2.7 GiB
+//	4 blocks of 16             4      64-65     61     611   2.7µs  12.5µs   62 MiB   613 MiB
+//	5 blocks of 13,13,..,12   10     147-153    40      26   4.6µs  23.2µs  140 MiB   1.4 GiB
+//	6 blocks of 11,11,..,10   20     278-290    81      52  10.1µs  30.9µs  265 MiB   2.7 GiB
 //
-// (a linear scan took 0.62 ms and 6.3 ms). With 5 or 6 blocks the keys are
+// (a linear scan took 0.59 ms and 6.1 ms). With 5 or 6 blocks the keys are
 // 25 to 33 bits long and a run of equal keys would almost always hold no
 // or one fingerprint; their directories are cut to about four rows per run
 // (one byte per fingerprint per table), which is why they still read a few
@@ -43,10 +43,11 @@
 // separate places in memory it has to fetch from: the directory entry and
 // the run of each table, a few cache misses per table. Four tables mean
 // the fewest misses, so the 4-block layout answered fastest at both sizes
-// (5 blocks took 1.7 to 1.8 times as long at the median, 6 blocks 2.3 to
+// (5 blocks took 1.7 to 1.9 times as long at the median, 6 blocks 2.5 to
 // 3.8 times) while holding less than half and a quarter of their memory:
-// about 64 bytes per fingerprint. It also builds fastest (0.5 s at 1M,
-// 5 s at 10M, against 30 s for 5 blocks at 10M).
+// about 64 bytes per fingerprint. It also builds fastest (0.4 s at 1M,
+// 3 s at 10M, against 33 s for 5 blocks at 10M, whose 16 MiB
+// directories no longer fit in the cache while they are filled).
 //
 // Its cost grows with the collection: a run holds n/65,536 rows, 15 at 1M
 // and 153 at 10M, so a query compares about 61 and 611 rows. At 100M it
