@@ -46,11 +46,12 @@ func newSegment(l *layout, es []entry) *segment {
 	return s
 }
 
-// dirBitsFor sizes a table's directory: about four rows per bucket, never
-// more bits than the table's key, since rows that agree on the whole key
-// cannot be told apart by the directory anyway. Four rows keep the
-// directory at one byte per fingerprint and a bucket within a cache line
-// or two.
+// dirBitsFor sizes a table's directory: two to four rows per bucket,
+// which keeps the directory at one or two bytes per fingerprint and a
+// bucket within a cache line or two. It never takes more bits than the
+// table's key: only the key's blocks are sure to be equal in a query and
+// its neighbour, and a bit beyond them would send the query to a bucket
+// its neighbour may not be in.
 func dirBitsFor(n int, keyBits uint) uint {
 	d := uint(0)
 	if n > 4 {
