@@ -36,8 +36,8 @@
 //
 // (a linear scan took 0.59 ms and 6.1 ms). With 5 or 6 blocks the keys are
 // 25 to 33 bits long and a run of equal keys would almost always hold no
-// or one fingerprint; their directories are cut to about four rows per run
-// (one byte per fingerprint per table), which is why they still read a few
+// or one fingerprint; their directories are cut to two to four rows per run
+// (one or two bytes per fingerprint per table), which is why they still read a few
 // dozen rows. What a query costs is not the rows it compares, which lie
 // side by side and take about a nanosecond each, but the number of
 // separate places in memory it has to fetch from: the directory entry and
