@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,13 +251,6 @@ func sortedMatches(ms []Match) []Match {
 		return cmp.Compare(a.ID, b.ID)
 	})
 	return s
-}
-
-// cpuTime is the CPU the process has used, garbage collection included.
-func cpuTime() time.Duration {
-	s := []metrics.Sample{{Name: "/cpu/classes/total:cpu-seconds"}}
-	metrics.Read(s)
-	return time.Duration(s[0].Value.Float64() * float64(time.Second))
 }
 
 // rowsRead is how many table rows a query at distance 3 reads: the

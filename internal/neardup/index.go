@@ -26,7 +26,8 @@ type Match struct {
 
 // Index finds stored fingerprints within a small Hamming distance of a
 // query. It is safe for concurrent use: any number of queries run together,
-// and additions and removals take turns with each other.
+// and additions and removals take turns with each other. Make one with
+// New or Build; the zero value is not ready for use.
 type Index struct {
 	// wmu makes writers take turns. A writer holds it while it builds new
 	// segments, which it does without mu so that queries go on meanwhile:
@@ -190,7 +191,7 @@ func (x *Index) flush() {
 func (x *Index) compact() {
 	var segs []*segment
 	for i, s := range x.segs {
-		if len(s.ids) < x.bufMax || 2*s.live >= len(s.ids) {
+		if len(s.es) < x.bufMax || 2*s.live >= len(s.es) {
 			continue
 		}
 		if segs == nil {

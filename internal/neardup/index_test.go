@@ -59,7 +59,7 @@ func TestEveryFlipWithinThreeIsFound(t *testing.T) {
 	for _, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(l.tables))))
-			es := make([]entry, 1<<17)
+			es := make([]entry, 1<<18)
 			for i := range es {
 				es[i] = entry{int64(i), r.Uint64()}
 			}
@@ -354,13 +354,13 @@ func TestRemoveCompacts(t *testing.T) {
 		x.Remove(int64(i))
 		delete(m, int64(i))
 	}
-	if len(x.segs) != 1 || len(x.segs[0].ids) != 1000 {
-		t.Fatalf("half removed: segments %d, first holds %d rows, want the load of 1,000 untouched", len(x.segs), len(x.segs[0].ids))
+	if len(x.segs) != 1 || len(x.segs[0].es) != 1000 {
+		t.Fatalf("half removed: segments %d, first holds %d rows, want the load of 1,000 untouched", len(x.segs), len(x.segs[0].es))
 	}
 	x.Remove(500)
 	delete(m, 500)
-	if len(x.segs) != 1 || len(x.segs[0].ids) != 499 {
-		t.Fatalf("501 of 1,000 removed: segments %d, first holds %d rows, want one of 499", len(x.segs), len(x.segs[0].ids))
+	if len(x.segs) != 1 || len(x.segs[0].es) != 499 {
+		t.Fatalf("501 of 1,000 removed: segments %d, first holds %d rows, want one of 499", len(x.segs), len(x.segs[0].es))
 	}
 	for _, e := range es {
 		if got, want := x.Query(e.fp, 3), m.query(e.fp, 3); !sameMatches(got, want) {

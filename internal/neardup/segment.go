@@ -1,6 +1,7 @@
 package neardup
 
 import (
+	"cmp"
 	"math/bits"
 	"slices"
 )
@@ -13,8 +14,7 @@ type entry struct {
 // A segment is an immutable set of fingerprints with one bucketed table per
 // layout table. Only its deletion marks change after it is built.
 type segment struct {
-	ids  []int64  // ascending and unique, so Remove finds an id by binary search
-	fps  []uint64 // fps[i] belongs to ids[i]
+	es   []entry  // ids ascending and unique, so Remove finds an id by binary search
 	dead []uint64 // bit i set: slot i was removed or replaced
 	live int
 
@@ -32,28 +32,26 @@ type table struct {
 }
 
 // newSegment builds a segment from entries sorted by id with no id twice.
+// The segment keeps es itself, so the caller must not use it afterwards.
 func newSegment(l *layout, es []entry) *segment {
 	s := &segment{
-		ids:  make([]int64, len(es)),
-		fps:  make([]uint64, len(es)),
-		dead: make([]uint64, (len(es)+63)/64),
-		live: len(es),
+		es:     es,
+		dead:   make([]uint64, (len(es)+63)/64),
+		live:   len(es),
+		tables: make([]table, len(l.tables)),
 	}
-	for i, e := range es {
-		s.ids[i], s.fps[i] = e.id, e.fp
-	}
-	s.tables = make([]table, len(l.tables))
 	for t := range l.tables {
-		s.tables[t] = buildTable(l, t, s.fps)
+		s.tables[t] = buildTable(l, t, es)
 	}
 	return s
 }
 
-// dirBitsFor sizes a table's directory: about four rows per bucket, never
-// more bits than the table's key, since rows that agree on the whole key
-// cannot be told apart by the directory anyway. Four rows keep the
-// directory at one byte per fingerprint and a bucket within a cache line
-// or two.
+// dirBitsFor sizes a table's directory: two to four rows per bucket,
+// which keeps the directory at one or two bytes per fingerprint and a
+// bucket within a cache line or two. It never takes more bits than the
+// table's key: only the key's blocks are sure to be equal in a query and
+// its neighbour, and a bit beyond them would send the query to a bucket
+// its neighbour may not be in.
 func dirBitsFor(n int, keyBits uint) uint {
 	d := uint(0)
 	if n > 4 {
@@ -66,23 +64,23 @@ func dirBitsFor(n int, keyBits uint) uint {
 // bits: two passes over the data, no comparison sort, O(n + 2^dirBits).
 // Rows inside a bucket stay in slot order; a probe reads the whole bucket
 // and checks each row's full distance, so no finer order would help.
-func buildTable(l *layout, t int, fps []uint64) table {
-	d := dirBitsFor(len(fps), l.tables[t].keyBits)
+func buildTable(l *layout, t int, es []entry) table {
+	d := dirBitsFor(len(es), l.tables[t].keyBits)
 	tb := table{
 		dirBits: d,
 		dir:     make([]uint32, 1<<d+1),
-		keys:    make([]uint64, len(fps)),
-		slots:   make([]uint32, len(fps)),
+		keys:    make([]uint64, len(es)),
+		slots:   make([]uint32, len(es)),
 	}
-	for _, fp := range fps {
-		tb.dir[tb.bucket(l.permute(t, fp))+1]++
+	for _, e := range es {
+		tb.dir[tb.bucket(l.permute(t, e.fp))+1]++
 	}
 	for b := 1; b < len(tb.dir); b++ {
 		tb.dir[b] += tb.dir[b-1]
 	}
 	next := slices.Clone(tb.dir[:len(tb.dir)-1])
-	for slot, fp := range fps {
-		p := l.permute(t, fp)
+	for slot, e := range es {
+		p := l.permute(t, e.fp)
 		b := tb.bucket(p)
 		tb.keys[next[b]] = p
 		tb.slots[next[b]] = uint32(slot)
@@ -104,7 +102,7 @@ func (s *segment) isDead(slot uint32) bool {
 
 // kill marks id's slot dead and reports whether id was live here.
 func (s *segment) kill(id int64) bool {
-	i, ok := slices.BinarySearch(s.ids, id)
+	i, ok := slices.BinarySearchFunc(s.es, id, func(e entry, id int64) int { return cmp.Compare(e.id, id) })
 	if !ok || s.isDead(uint32(i)) {
 		return false
 	}
@@ -115,9 +113,9 @@ func (s *segment) kill(id int64) bool {
 
 // appendLive appends the segment's live entries in id order.
 func (s *segment) appendLive(out []entry) []entry {
-	for i, id := range s.ids {
+	for i, e := range s.es {
 		if !s.isDead(uint32(i)) {
-			out = append(out, entry{id, s.fps[i]})
+			out = append(out, e)
 		}
 	}
 	return out
@@ -141,7 +139,8 @@ func (s *segment) probe(l *layout, fp uint64, k int, out []Match) []Match {
 			if s.isDead(slot) {
 				continue
 			}
-			out = append(out, Match{ID: s.ids[slot], FP: s.fps[slot], Distance: d})
+			e := s.es[slot]
+			out = append(out, Match{ID: e.id, FP: e.fp, Distance: d})
 		}
 	}
 	return out
@@ -150,9 +149,9 @@ func (s *segment) probe(l *layout, fp uint64, k int, out []Match) []Match {
 // scan appends every live fingerprint within distance k of fp, reading
 // them all; it serves distances the tables cannot answer.
 func (s *segment) scan(fp uint64, k int, out []Match) []Match {
-	for i, f := range s.fps {
-		if d := bits.OnesCount64(f ^ fp); d <= k && !s.isDead(uint32(i)) {
-			out = append(out, Match{ID: s.ids[i], FP: f, Distance: d})
+	for i, e := range s.es {
+		if d := bits.OnesCount64(e.fp ^ fp); d <= k && !s.isDead(uint32(i)) {
+			out = append(out, Match{ID: e.id, FP: e.fp, Distance: d})
 		}
 	}
 	return out
