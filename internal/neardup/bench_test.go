@@ -140,29 +140,29 @@ func BenchmarkAdd(b *testing.B) {
 // latency distribution per query, the heap the index holds and its build
 // time, for every layout beside a linear scan. It runs only when asked:
 //
-//	ZHIZHI_BENCH_NEARDUP=1 go test ./internal/neardup -run TestNearDupLatencyReport -v -timeout 60m
+//	NEARDUP_BENCH=1 go test ./internal/neardup -run TestNearDupLatencyReport -v -timeout 60m
 //
-// ZHIZHI_BENCH_NEARDUP_SIZES (default "1000000,10000000") picks the sizes.
+// NEARDUP_BENCH_SIZES (default "1000000,10000000") picks the sizes.
 func TestNearDupLatencyReport(t *testing.T) {
-	if os.Getenv("ZHIZHI_BENCH_NEARDUP") != "1" {
-		t.Skip("set ZHIZHI_BENCH_NEARDUP=1 to measure query latency and memory")
+	if os.Getenv("NEARDUP_BENCH") != "1" {
+		t.Skip("set NEARDUP_BENCH=1 to measure query latency and memory")
 	}
 	sizes := []int{1_000_000, 10_000_000}
-	if s := os.Getenv("ZHIZHI_BENCH_NEARDUP_SIZES"); s != "" {
+	if s := os.Getenv("NEARDUP_BENCH_SIZES"); s != "" {
 		sizes = nil
 		for _, f := range strings.Split(s, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(f))
 			if err != nil || n <= 0 {
-				t.Fatalf("ZHIZHI_BENCH_NEARDUP_SIZES: %q is not a positive count", f)
+				t.Fatalf("NEARDUP_BENCH_SIZES: %q is not a positive count", f)
 			}
 			sizes = append(sizes, n)
 		}
 	}
 	linearQueries := 1000
-	if s := os.Getenv("ZHIZHI_BENCH_NEARDUP_LINEAR"); s != "" {
+	if s := os.Getenv("NEARDUP_BENCH_LINEAR"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n <= 0 {
-			t.Fatalf("ZHIZHI_BENCH_NEARDUP_LINEAR: %q is not a positive count", s)
+			t.Fatalf("NEARDUP_BENCH_LINEAR: %q is not a positive count", s)
 		}
 		linearQueries = n
 	}
