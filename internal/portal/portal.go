@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"zhizhi/internal/pages"
 
 	"zhizhi/internal/ledger"
 	"zhizhi/internal/store"
@@ -61,11 +62,11 @@ func New(opts Options) (http.Handler, error) {
 	if p.log == nil {
 		p.log = slog.Default()
 	}
-	pages, err := parsePages(embedded, p.funcs())
+	parsed, err := pages.Parse(embedded, p.funcs())
 	if err != nil {
 		return nil, fmt.Errorf("portal: %w", err)
 	}
-	p.pages = pages
+	p.pages = parsed
 	if p.static, err = fs.Sub(embedded, "static"); err != nil {
 		return nil, fmt.Errorf("portal: %w", err)
 	}

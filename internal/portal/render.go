@@ -5,46 +5,12 @@ import (
 	"embed"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
-	"strings"
 	"time"
 )
 
 //go:embed templates static
 var embedded embed.FS
-
-// parsePages parses every page template with the layout, one set per page.
-func parsePages(files fs.FS, funcs template.FuncMap) (map[string]*template.Template, error) {
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html")
-	if err != nil {
-		return nil, fmt.Errorf("parse layout: %w", err)
-	}
-	names, err := fs.Glob(files, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
-	}
-	pages := map[string]*template.Template{}
-	for _, name := range names {
-		page := strings.TrimSuffix(path.Base(name), ".html")
-		if page == "layout" {
-			continue
-		}
-		t, err := base.Clone()
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", name, err)
-		}
-		if _, err := t.ParseFS(files, name); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", name, err)
-		}
-		if t.Lookup("content") == nil {
-			return nil, fmt.Errorf("parse %s: it defines no \"content\"", name)
-		}
-		pages[page] = t
-	}
-	return pages, nil
-}
 
 func (p *portal) funcs() template.FuncMap {
 	return template.FuncMap{

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"math"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -19,41 +17,6 @@ import (
 
 //go:embed templates static
 var embedded embed.FS
-
-// parsePages parses every page template together with the layout, one
-// template set per page, so each page may define its own "content".
-func parsePages(files fs.FS, funcs template.FuncMap) (map[string]*template.Template, error) {
-	base, err := template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html")
-	if err != nil {
-		return nil, fmt.Errorf("parse layout: %w", err)
-	}
-	names, err := fs.Glob(files, "templates/*.html")
-	if err != nil {
-		return nil, fmt.Errorf("list templates: %w", err)
-	}
-	pages := map[string]*template.Template{}
-	for _, name := range names {
-		page := strings.TrimSuffix(path.Base(name), ".html")
-		if page == "layout" {
-			continue
-		}
-		t, err := base.Clone()
-		if err != nil {
-			return nil, fmt.Errorf("parse %s: %w", name, err)
-		}
-		if _, err := t.ParseFS(files, name); err != nil {
-			return nil, fmt.Errorf("parse %s: %w", name, err)
-		}
-		if t.Lookup("content") == nil {
-			return nil, fmt.Errorf("parse %s: it defines no \"content\"", name)
-		}
-		pages[page] = t
-	}
-	if len(pages) == 0 {
-		return nil, fmt.Errorf("no page templates found")
-	}
-	return pages, nil
-}
 
 // navItem is one entry of the left menu. Soon marks a page not built yet:
 // shown, greyed, not a link, so staff see where it will be.

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"zhizhi/internal/pages"
 
 	"github.com/riverqueue/river/rivertype"
 
@@ -97,11 +98,11 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 	if c.targets = opts.Targets; c.targets == nil {
 		c.targets = &target.Service{Store: opts.Store, Location: c.loc}
 	}
-	pages, err := parsePages(files, c.withTargetFuncs(c.funcs()))
+	parsed, err := pages.Parse(files, c.withTargetFuncs(c.funcs()))
 	if err != nil {
 		return nil, fmt.Errorf("admin console: %w", err)
 	}
-	c.pages = pages
+	c.pages = parsed
 	static, err := fs.Sub(files, "static")
 	if err != nil {
 		return nil, fmt.Errorf("admin console: %w", err)
