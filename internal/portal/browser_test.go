@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,12 +15,11 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"zhizhi/internal/chrometest"
 	"zhizhi/internal/ledger"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
-
-const chromiumPath = "/usr/bin/chromium"
 
 // browser is a headless Chromium tab that collects script errors and
 // refused resources (a CSP violation is logged as an error).
@@ -36,25 +33,8 @@ type browser struct {
 
 func openBrowser(t *testing.T, ua string) *browser {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI=true: %v", err)
-		}
-		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
-	}
-	b := &browser{t: t, shots: artifactDir(t)}
-	// A safety net against a hung browser, not a measure.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()), chromedp.UserAgent(ua),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "zh-CN"))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+	b := &browser{t: t, shots: chrometest.ArtifactDir(t, "portal")}
+	b.tab = chrometest.Start(t, chrometest.Options{UserAgent: ua, Listen: func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		switch ev := ev.(type) {
@@ -65,48 +45,13 @@ func openBrowser(t *testing.T, ua string) *browser {
 				b.problems = append(b.problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
 			}
 		}
-	}))
-	t.Cleanup(cancelTab)
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
-		t.Fatalf("enable the console log: %v", err)
-	}
-	b.tab = tab
+	}})
 	return b
-}
-
-// artifactDir is where the portal's screenshots go: $ZHIZHI_TEST_ARTIFACTS
-// when set (CI keeps it), else a directory that outlives the test so a
-// person can look at the pictures.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("ZHIZHI_TEST_ARTIFACTS")
-	if dir != "" {
-		dir = filepath.Join(dir, "portal")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		var err error
-		if dir, err = os.MkdirTemp("", "zhizhi-portal-shots-"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("screenshots of the portal: %s", dir)
-	return dir
 }
 
 func (b *browser) shoot(name string) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
+	chrometest.Shoot(b.t, b.tab, b.shots, name)
 }
 
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
+	"zhizhi/internal/chrometest"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -33,25 +32,8 @@ type browser struct {
 // without it under CI=true) and closes it when the test ends.
 func openBrowser(t *testing.T) *browser {
 	t.Helper()
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI=true: %v", err)
-		}
-		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
-	}
-	b := &browser{t: t, shots: artifactDir(t)}
-	// A safety net against a hung browser, not a measure.
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromiumPath), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.Headless,
-		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "zh-CN"))
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithListener(func(ev any) {
+	b := &browser{t: t, shots: chrometest.ArtifactDir(t, "admin-console")}
+	b.tab = chrometest.Start(t, chrometest.Options{Listen: func(ev any) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		switch ev := ev.(type) {
@@ -65,15 +47,7 @@ func openBrowser(t *testing.T) *browser {
 				b.problems = append(b.problems, string(ev.Entry.Source)+": "+ev.Entry.Text+" "+ev.Entry.URL)
 			}
 		}
-	}))
-	t.Cleanup(cancelTab)
-	if err := chromedp.Do(tab); err != nil {
-		t.Fatalf("start chromium: %v", err)
-	}
-	if _, err := chromedp.Call(tab, log.Enable, struct{}{}); err != nil {
-		t.Fatalf("enable the console log: %v", err)
-	}
-	b.tab = tab
+	}})
 	return b
 }
 
@@ -119,13 +93,7 @@ func (b *browser) value(sel string) string {
 
 func (b *browser) shoot(name string) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.tab, chromedp.FullScreenshot(100))
-	if err != nil {
-		b.t.Fatalf("screenshot %s: %v", name, err)
-	}
-	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
-	}
+	chrometest.Shoot(b.t, b.tab, b.shots, name)
 }
 
 // checkClean fails the test for every script error or refused resource.

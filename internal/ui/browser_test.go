@@ -1,61 +1,25 @@
 package ui
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"zhizhi/internal/queue"
 
 	"github.com/chromedp/chromedp"
 
+	"zhizhi/internal/chrometest"
+	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 )
-
-const chromiumPath = "/usr/bin/chromium"
-
-// artifactDir is where the console's screenshots go: $ZHIZHI_TEST_ARTIFACTS
-// when set (CI keeps it), else a directory of its own that outlives the test
-// so a person can look at the pictures.
-func artifactDir(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("ZHIZHI_TEST_ARTIFACTS")
-	if dir != "" {
-		dir = filepath.Join(dir, "admin-console")
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	} else {
-		var err error
-		if dir, err = os.MkdirTemp("", "zhizhi-console-shots-"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("screenshots of the admin console: %s", dir)
-	// Without a Chinese font Chromium draws every character as a box: the
-	// test still passes, but the pictures are useless to a person.
-	if out, err := exec.Command("fc-list", ":lang=zh").Output(); err == nil && len(bytes.TrimSpace(out)) == 0 {
-		t.Log("NO CHINESE FONT: the screenshots will show boxes; apt-get install fonts-wqy-microhei")
-	}
-	return dir
-}
 
 // TestConsoleInChromium drives the console as a person does, in headless
 // Chromium: log in, read the overview, open the hosts page, clear a
 // CAPTCHA block with a reason; every page it passes is photographed.
 func TestConsoleInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI=true: %v", err)
-		}
-		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
-	}
+	chrometest.Require(t)
 	w := sqliteWorld(t)
 	seedArticles(t, w)
 	mux := http.NewServeMux()

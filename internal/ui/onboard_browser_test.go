@@ -3,12 +3,12 @@ package ui
 import (
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
+	"zhizhi/internal/chrometest"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -18,12 +18,7 @@ import (
 // choice kept, a department search, and the preview of the YAML drafts.
 // The results table and the preview are photographed.
 func TestWizardInChromium(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("chromium is required under CI=true: %v", err)
-		}
-		t.Skipf("chromium not installed (%v); apt-get install chromium", err)
-	}
+	chrometest.Require(t)
 	if testing.Short() {
 		t.Skip("reads simulated county sites at the polite pace")
 	}
