@@ -23,6 +23,7 @@ import (
 	"zhizhi/internal/auth"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
+	"zhizhi/internal/review/reviewtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/target"
 )
@@ -116,7 +117,7 @@ func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate targe
 	}
 	a.router = router
 	a.h = New(Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
-		Targets: &target.Service{Store: st, Validate: validate}, Cards: testCardGrader,
+		Targets: &target.Service{Store: st, Validate: validate}, Cards: reviewtest.Grader,
 		Now: func() time.Time { return a.now },
 		CrawlNow: func(ctx context.Context, id int64) error {
 			a.mu.Lock()

@@ -7,44 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"zhizhi/internal/model"
+	"zhizhi/internal/review/reviewtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 	"zhizhi/internal/target"
 )
-
-// testGraderLimit is the longest summary testCardGrader takes.
-const testGraderLimit = 120
-
-// testCardGrader is a small deterministic grader: σ is the share of the
-// card's stored anchors the text contains; 0.85 and up is green, 0.70 and
-// up yellow, below red. A text over testGraderLimit characters is refused.
-func testCardGrader(card *model.SummaryCard, text string) (store.CardRewrite, []model.CardAnchor, error) {
-	if n := utf8.RuneCountInString(text); n > testGraderLimit {
-		return store.CardRewrite{}, nil, fmt.Errorf("摘要有 %d 字，超过本篇上限 %d 字", n, testGraderLimit)
-	}
-	var missing []model.CardAnchor
-	for _, a := range card.Anchors {
-		if !strings.Contains(text, a.Text) {
-			missing = append(missing, a)
-		}
-	}
-	covered := len(card.Anchors) - len(missing)
-	sigma := 1.0
-	if len(card.Anchors) > 0 {
-		sigma = float64(covered) / float64(len(card.Anchors))
-	}
-	grade := model.GradeRed
-	switch {
-	case sigma >= 0.85:
-		grade = model.GradeGreen
-	case sigma >= 0.70:
-		grade = model.GradeYellow
-	}
-	return store.CardRewrite{Summary: text, Covered: covered, Sigma: sigma, Relevance: 6, Grade: grade}, missing, nil
-}
 
 // The yellow card's anchors; its summary keeps three of the four.
 var yellowAnchors = []model.CardAnchor{
@@ -125,7 +94,7 @@ func TestCardRewriteAPI(t *testing.T) {
 			!strings.Contains(refused.Detail, "2026年3月5日") {
 			t.Errorf("a yellow rewrite's refusal: %+v", refused)
 		}
-		long := strings.Repeat("长", testGraderLimit+1)
+		long := strings.Repeat("长", reviewtest.Limit+1)
 		if e := a.expect(postJSON(path, tokOperator, `{"summary": "`+long+`"}`), http.StatusBadRequest).errorBody(t); !strings.Contains(e.Detail, "超过本篇上限 120 字") {
 			t.Errorf("an over-long rewrite: %+v, want the grader's message", e)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"zhizhi/internal/model"
+	"zhizhi/internal/review/reviewtest"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -20,7 +21,7 @@ import (
 // takedown, carry it out, read the receipt; then refuse a yellow rewrite
 // of a card and save a green one. Every step is photographed.
 func TestReviewInChromium(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	ids := seedCards(t, w)
 	ctx := context.Background()
 	lz, err := w.st.SiteByCode(ctx, "lianzhou")

@@ -10,43 +10,12 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"zhizhi/internal/model"
+	"zhizhi/internal/review/reviewtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
-
-// testGraderLimit is the longest summary the test grader takes.
-const testGraderLimit = 120
-
-// testGrader is a small deterministic grader: σ is the share of the card's
-// stored anchors the text contains; 0.85 and up is green, 0.70 and up
-// yellow, below red. A text over testGraderLimit characters is refused.
-func testGrader(card *model.SummaryCard, text string) (store.CardRewrite, []model.CardAnchor, error) {
-	if n := utf8.RuneCountInString(text); n > testGraderLimit {
-		return store.CardRewrite{}, nil, fmt.Errorf("摘要有 %d 字，超过本篇上限 %d 字", n, testGraderLimit)
-	}
-	var missing []model.CardAnchor
-	for _, a := range card.Anchors {
-		if !strings.Contains(text, a.Text) {
-			missing = append(missing, a)
-		}
-	}
-	covered := len(card.Anchors) - len(missing)
-	sigma := 1.0
-	if len(card.Anchors) > 0 {
-		sigma = float64(covered) / float64(len(card.Anchors))
-	}
-	grade := model.GradeRed
-	switch {
-	case sigma >= 0.85:
-		grade = model.GradeGreen
-	case sigma >= 0.70:
-		grade = model.GradeYellow
-	}
-	return store.CardRewrite{Summary: text, Covered: covered, Sigma: sigma, Relevance: 6, Grade: grade}, missing, nil
-}
 
 // reviewWorld is the console's world with a card grader (nil for none),
 // the store's clock following the world's.
@@ -155,7 +124,7 @@ func takedownRowOf(body string, id int64) string {
 // (hidden, kept), gives a receipt, and is done once. A viewer reads only.
 func TestTakedownRecordAndExecute(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
-		w := reviewWorld(t, st, testGrader)
+		w := reviewWorld(t, st, reviewtest.Grader)
 		ids := seedCards(t, w)
 		ctx := context.Background()
 		qy := siteID(t, w, "qingyuan")
@@ -304,7 +273,7 @@ func TestTakedownRecordAndExecute(t *testing.T) {
 // 立即执行 records the request and carries it out in one go; a whole-site
 // request freezes every card of the site.
 func TestTakedownFreezeNow(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	seedCards(t, w)
 	op := w.login(t, "operator")
 	rec := w.post(t, "/admin/takedowns", op, url.Values{"site_id": {siteID(t, w, "qingyuan")}, "scope": {"site"},
@@ -330,7 +299,7 @@ func TestTakedownFreezeNow(t *testing.T) {
 // An open request is drawn red once its 48 hours are up: not at 47 h 59
 // min after it arrived, and at 48 h 1 min.
 func TestTakedownOverdueIsRed(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	op := w.login(t, "operator")
 	if rec := w.post(t, "/admin/takedowns", op, url.Values{"site_id": {siteID(t, w, "lianzhou")}, "scope": {"site"},
 		"requester": {"连州市人民政府办公室"}}); rec.Code != http.StatusSeeOther {
@@ -368,7 +337,7 @@ func TestTakedownOverdueIsRed(t *testing.T) {
 // The review list shows the yellow cards by default, newest first; other
 // grades and sites by filter.
 func TestCardReviewList(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	seedCards(t, w)
 	c := w.login(t, "viewer")
 	body := w.get(t, "/admin/cards", c).Body.String()
@@ -399,7 +368,7 @@ func TestCardReviewList(t *testing.T) {
 // grader's own message. A viewer cannot rewrite.
 func TestCardRewrite(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
-		w := reviewWorld(t, st, testGrader)
+		w := reviewWorld(t, st, reviewtest.Grader)
 		ids := seedCards(t, w)
 		ctx := context.Background()
 		id := ids[cardYellow]
@@ -435,7 +404,7 @@ func TestCardRewrite(t *testing.T) {
 		}
 		long := green + strings.Repeat("补充说明。", 20)
 		rec = w.post(t, path+"/rewrite", op, url.Values{"summary": {long}})
-		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), fmt.Sprintf("超过本篇上限 %d 字", testGraderLimit)) {
+		if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), fmt.Sprintf("超过本篇上限 %d 字", reviewtest.Limit)) {
 			t.Errorf("an over-long rewrite: status %d, want 400 with the grader's message", rec.Code)
 		}
 		if rec := w.post(t, path+"/rewrite", op, url.Values{"summary": {"  \r\n "}}); rec.Code != http.StatusBadRequest {
@@ -495,7 +464,7 @@ func TestCardRewriteWithoutGrader(t *testing.T) {
 
 // A frozen card is not rewritten.
 func TestFrozenCardIsNotRewritten(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	ids := seedCards(t, w)
 	ctx := context.Background()
 	qy, _ := w.st.SiteByCode(ctx, "qingyuan")
@@ -516,7 +485,7 @@ func TestFrozenCardIsNotRewritten(t *testing.T) {
 
 // Text a requester or a hostile page brought in is shown as text.
 func TestHostileReviewTextIsEscaped(t *testing.T) {
-	w := reviewWorld(t, storetest.SQLite(t), testGrader)
+	w := reviewWorld(t, storetest.SQLite(t), reviewtest.Grader)
 	ids := seedCards(t, w)
 	op := w.login(t, "operator")
 	rec := w.post(t, "/admin/takedowns", op, url.Values{"site_id": {siteID(t, w, "qingyuan")}, "scope": {"urls"},
