@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"unicode"
 
 	"zhizhi/internal/model"
 	"zhizhi/internal/neardup"
@@ -94,13 +96,47 @@ func (j *job) card(ctx context.Context, a *model.Article, existing *model.Articl
 		}
 	}
 	for _, m := range matches {
-		if m.ID != own {
+		if m.ID == own {
+			continue
+		}
+		// Government documents share whole paragraphs of set phrases, so
+		// close bodies alone do not make a reprint: the titles must name
+		// the same document too.
+		other, err := j.c.Store.CardByID(ctx, m.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // gone since the index was built
+		}
+		if err != nil {
+			return nil, err
+		}
+		if sameDocument(sc.Title, other.Title) {
 			id := m.ID
 			sc.DuplicateOf = &id
 			break
 		}
 	}
 	return sc, nil
+}
+
+// sameDocument says whether two titles name one document: equal once
+// white space and punctuation are set aside, or one holding the other (a
+// reprint's "转发…" or a site's prefix).
+func sameDocument(a, b string) bool {
+	a, b = titleKey(a), titleKey(b)
+	if a == "" || b == "" {
+		return false
+	}
+	return strings.Contains(a, b) || strings.Contains(b, a)
+}
+
+func titleKey(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // indexCard adds a stored card that is not a duplicate to the index.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"zhizhi/internal/crawl"
@@ -82,6 +83,31 @@ func TestEveryReadyArticleHasItsCard(t *testing.T) {
 	var n int
 	if err := st.CardFingerprints(ctx, func(int64, uint64) error { n++; return nil }); err != nil || n == 0 {
 		t.Fatalf("%d cards fingerprinted, %v", n, err)
+	}
+	// A card is marked a near-duplicate only of the same document: the
+	// simulated sites' documents share set phrases, never their titles.
+	rows, err := st.DB().QueryContext(ctx, `SELECT c.title, o.title FROM summary_card c JOIN summary_card o ON o.id = c.duplicate_of`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	squash := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if unicode.IsLetter(r) || unicode.IsNumber(r) {
+				return r
+			}
+			return -1
+		}, s)
+	}
+	for rows.Next() {
+		var title, original string
+		if err := rows.Scan(&title, &original); err != nil {
+			t.Fatal(err)
+		}
+		a, b := squash(title), squash(original)
+		if !strings.Contains(a, b) && !strings.Contains(b, a) {
+			t.Errorf("card %q hidden as a duplicate of another document, %q", title, original)
+		}
 	}
 }
 
