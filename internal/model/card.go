@@ -43,6 +43,7 @@ type SummaryCard struct {
 	RewrittenBy      string
 	RewrittenAt      *time.Time
 	DuplicateOf      *int64
+	OriginalFrozen   bool   // the card DuplicateOf names is taken down (read, never written)
 	TakedownID       *int64 // set: frozen by a takedown, hidden from the portal
 	CreatedAt        time.Time
 	UpdatedAt        time.Time
@@ -54,8 +55,12 @@ type SummaryCard struct {
 	ChannelName string
 }
 
-// Visible says whether the portal shows the card at all.
-func (c *SummaryCard) Visible() bool { return c.TakedownID == nil && c.DuplicateOf == nil }
+// Visible says whether the portal shows the card at all: not taken down,
+// and not a reprint of a card the portal shows — a reprint stands in for
+// its original when a takedown at the original's site froze that.
+func (c *SummaryCard) Visible() bool {
+	return c.TakedownID == nil && (c.DuplicateOf == nil || c.OriginalFrozen)
+}
 
 // ShowsSummary says whether the portal shows the card's summary text, not
 // only its title and link.

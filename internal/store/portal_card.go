@@ -21,10 +21,10 @@ const maxFacets = 200
 // portal shows (no frozen card, no duplicate), busiest first.
 func (s *Store) PortalFacets(ctx context.Context) (depts, channels []CardFacet, err error) {
 	const public = ` FROM summary_card c JOIN article a ON a.id = c.article_id
-		WHERE c.takedown_id IS NULL AND c.duplicate_of IS NULL`
+		WHERE ` + publicCard
 	rows, err := s.conn().query(ctx, `SELECT a.dept_id, d.dept_name, COUNT(*) FROM summary_card c
 		JOIN article a ON a.id = c.article_id LEFT JOIN local_department d ON d.dept_id = a.dept_id
-		WHERE c.takedown_id IS NULL AND c.duplicate_of IS NULL AND a.dept_id IS NOT NULL
+		WHERE `+publicCard+` AND a.dept_id IS NOT NULL
 		GROUP BY a.dept_id, d.dept_name ORDER BY COUNT(*) DESC, a.dept_id LIMIT ?`, maxFacets)
 	if err != nil {
 		return nil, nil, fmt.Errorf("portal departments: %w", err)

@@ -15,7 +15,13 @@ import (
 const cardColumns = `c.id, c.article_id, c.site_id, c.title, c.summary, c.auto_summary, c.source_url,
 	c.publish_time, c.simhash, c.source_dna, c.fetched_at, c.anchors, c.covered, c.sigma, c.relevance,
 	c.grade, c.reference_simhash, c.summary_limit, c.rewritten_by, c.rewritten_at, c.duplicate_of, c.takedown_id, c.created_at, c.updated_at,
-	s.site_name, a.dept_id, d.dept_name, a.channel_name`
+	s.site_name, a.dept_id, d.dept_name, a.channel_name,
+	CASE WHEN EXISTS (SELECT 1 FROM summary_card o WHERE o.id = c.duplicate_of AND o.takedown_id IS NOT NULL) THEN 1 ELSE 0 END`
+
+// publicCard is the condition of a card the portal shows (c is
+// summary_card): model.SummaryCard.Visible in SQL.
+const publicCard = `c.takedown_id IS NULL AND (c.duplicate_of IS NULL OR EXISTS (
+	SELECT 1 FROM summary_card o WHERE o.id = c.duplicate_of AND o.takedown_id IS NOT NULL))`
 
 const cardFrom = ` FROM summary_card c JOIN crawl_site s ON s.id = c.site_id JOIN article a ON a.id = c.article_id
 	LEFT JOIN local_department d ON d.dept_id = a.dept_id`
@@ -25,15 +31,17 @@ func scanCard(row interface{ Scan(...any) error }) (*model.SummaryCard, error) {
 	var simhash, reference int64
 	var anchors json.RawMessage
 	var dup, takedown, dept sql.NullInt64
+	var originalFrozen int
 	err := row.Scan(&c.ID, &c.ArticleID, &c.SiteID, &c.Title, &c.Summary, &c.AutoSummary, &c.SourceURL,
 		nullTimeCol{&c.PublishTime}, &simhash, &c.SourceDNA, timeCol{&c.FetchedAt}, jsonCol{&anchors},
 		&c.Covered, &c.Sigma, &c.Relevance, &c.Grade, &reference, &c.SummaryLimit, strCol{&c.RewrittenBy}, nullTimeCol{&c.RewrittenAt},
 		&dup, &takedown, timeCol{&c.CreatedAt}, timeCol{&c.UpdatedAt},
-		strCol{&c.SiteName}, &dept, strCol{&c.DeptName}, strCol{&c.ChannelName})
+		strCol{&c.SiteName}, &dept, strCol{&c.DeptName}, strCol{&c.ChannelName}, &originalFrozen)
 	if err != nil {
 		return nil, err
 	}
 	c.Simhash, c.ReferenceSimhash = uint64(simhash), uint64(reference)
+	c.OriginalFrozen = originalFrozen == 1
 	if len(anchors) > 0 {
 		if err := json.Unmarshal(anchors, &c.Anchors); err != nil {
 			return nil, fmt.Errorf("card %d anchors: %w", c.ID, err)
@@ -145,7 +153,8 @@ func (s *Store) CardByArticle(ctx context.Context, articleID int64) (*model.Summ
 // CardQuery filters cards. Lists run newest first (publish time, else
 // fetch time), then by id.
 type CardQuery struct {
-	// Public keeps what the portal shows: no frozen card, no duplicate.
+	// Public keeps what the portal shows: no frozen card, no reprint of a
+	// card shown.
 	Public   bool
 	DeptID   *int64
 	SiteID   *int64
@@ -163,7 +172,7 @@ func (q CardQuery) where() (string, []any) {
 	where := ` WHERE 1 = 1`
 	var args []any
 	if q.Public {
-		where += ` AND c.takedown_id IS NULL AND c.duplicate_of IS NULL`
+		where += ` AND ` + publicCard
 	}
 	if q.DeptID != nil {
 		where += ` AND a.dept_id = ?`

@@ -154,3 +154,55 @@ func TestTakedownFreezesCards(t *testing.T) {
 		}
 	})
 }
+
+// TestReprintStandsInForAFrozenOriginal: a reprint is hidden while its
+// original is shown; when a takedown at the original's site freezes the
+// original, the other site's reprint is shown in its place — a site's
+// takedown never hides another site's card.
+func TestReprintStandsInForAFrozenOriginal(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, s)
+		orig := cardArticle(f, "orig.html", "关于印发实施方案的通知", "原文正文内容。")
+		if _, _, err := s.SaveArticle(ctx, orig, nil, 0, store.FrontierMark{}); err != nil {
+			t.Fatal(err)
+		}
+		reprint := cardArticle(f, "reprint.html", "转发关于印发实施方案的通知", "原文正文内容。")
+		reprint.SiteID, reprint.TargetID = f.cmsSite, f.cmsTgt
+		reprint.URL = "https://www.gdqy.gov.test/qyfgw/gkmlpt/content/1/1/post_1.html"
+		reprint.Card.SourceURL = reprint.URL
+		reprint.Card.DuplicateOf = &orig.Card.ID
+		if _, _, err := s.SaveArticle(ctx, reprint, nil, 0, store.FrontierMark{}); err != nil {
+			t.Fatal(err)
+		}
+		public := func() []string {
+			t.Helper()
+			list, _, err := s.ListCards(ctx, store.CardQuery{Public: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var urls []string
+			for _, c := range list {
+				urls = append(urls, c.SourceURL)
+			}
+			return urls
+		}
+		if got := public(); len(got) != 1 || got[0] != orig.URL {
+			t.Fatalf("public cards %v, want only the original", got)
+		}
+		k := &model.Takedown{SiteID: f.yamlSite, Scope: model.TakedownURLs, URLs: []string{orig.URL}, Requester: "广东省人民政府办公厅", RecordedBy: "user:alice"}
+		if err := s.RecordTakedown(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.FreezeTakedown(ctx, k.ID, "user:alice"); err != nil {
+			t.Fatal(err)
+		}
+		if got := public(); len(got) != 1 || got[0] != reprint.URL {
+			t.Fatalf("public cards %v after the original's takedown, want the reprint", got)
+		}
+		c, err := s.CardByID(ctx, reprint.Card.ID)
+		if err != nil || !c.Visible() || !c.OriginalFrozen {
+			t.Fatalf("reprint %+v (%v): want visible, its original frozen", c, err)
+		}
+	})
+}
