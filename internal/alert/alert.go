@@ -34,7 +34,12 @@ const (
 	RuleChallengeRate = "challenge_rate"
 	RuleStale         = "stale"
 	RuleReview        = "review"
+	RuleTakedown      = "takedown"
 )
+
+// TakedownWarning is how long before its deadline an open takedown request
+// raises an alert: time for a person to act within the 48 hours.
+const TakedownWarning = 12 * time.Hour
 
 // States of a notification.
 const (
@@ -155,6 +160,13 @@ func (a *Alerter) Evaluate(ctx context.Context, now time.Time) ([]Notification, 
 			}
 			events = append(events, ev...)
 		}
+	}
+	if cfg.Takedown {
+		ev, err := a.takedownRule(ctx, now)
+		if err != nil {
+			return nil, err
+		}
+		events = append(events, ev...)
 	}
 	var out []Notification
 	for _, e := range events {
@@ -343,6 +355,23 @@ func (a *Alerter) reviewRule(ctx context.Context, now time.Time, rep health.Repo
 		}
 	}
 	return a.setRule(ctx, now, RuleReview, observed, reviewRecovered)
+}
+
+// takedownRule fires for every open takedown request whose deadline is
+// TakedownWarning away or past; it clears when the request is carried out.
+func (a *Alerter) takedownRule(ctx context.Context, now time.Time) ([]event, error) {
+	open, err := a.Store.ListTakedowns(ctx, true)
+	if err != nil {
+		return nil, fmt.Errorf("alerts: %w", err)
+	}
+	observed := map[string]func() (string, []string){}
+	for _, k := range open {
+		if now.Before(k.DeadlineAt.Add(-TakedownWarning)) {
+			continue
+		}
+		observed[fmt.Sprint(k.ID)] = func() (string, []string) { return takedownMessage(k, now) }
+	}
+	return a.setRule(ctx, now, RuleTakedown, observed, takedownRecovered)
 }
 
 func sortEvents(evs []event) {

@@ -112,6 +112,24 @@ func reviewRecovered(prev store.AlertState) (string, []string) {
 	}
 }
 
+func takedownMessage(k model.Takedown, now time.Time) (string, []string) {
+	lines := []string{fmt.Sprintf("%s 于 %s 提出下架摘要卡的请求（编号 %d，提出人：%s），尚未执行。", k.SiteName, bj(k.ReceivedAt), k.ID, k.Requester)}
+	if now.After(k.DeadlineAt) {
+		lines = append(lines, "已超过 48 小时处理期限（期限 "+bj(k.DeadlineAt)+"）。")
+	} else {
+		lines = append(lines, "处理期限 "+bj(k.DeadlineAt)+"，请尽快核实并执行。")
+	}
+	lines = append(lines, "在管理后台「下架请求」页面执行下架，卡片将被冻结（不删除）并生成回执。")
+	return "【知止告警】下架请求临近期限：" + k.SiteName, lines
+}
+
+func takedownRecovered(prev store.AlertState) (string, []string) {
+	return "【知止恢复】下架请求已执行：编号 " + prev.Subject, []string{
+		"编号 " + prev.Subject + " 的下架请求已执行，相关摘要卡已冻结。",
+		"告警始于 " + bj(prev.FiredAt) + "。",
+	}
+}
+
 // text is a notification as plain text: the title, then the lines.
 func (n Notification) text() string {
 	return n.Title + "\n" + strings.Join(n.Lines, "\n")

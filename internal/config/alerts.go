@@ -30,6 +30,7 @@ type Alerts struct {
 	ChallengeRate RateRule // fires when the challenge rate is above Threshold
 	Stale         bool     // a target gone stale
 	Review        bool     // a host flagged for review
+	Takedown      bool     // a takedown request near or past its 48-hour deadline
 }
 
 // Webhook is one destination of alert messages.
@@ -64,7 +65,7 @@ var (
 var (
 	alertKeys             = []string{"webhooks", "rules"}
 	webhookKeys           = []string{"name", "kind", "url", "url_env", "secret", "secret_env", "format"}
-	alertRuleKeys         = []string{"success_rate", "challenge_rate", "stale", "review"}
+	alertRuleKeys         = []string{"success_rate", "challenge_rate", "stale", "review", "takedown"}
 	successRateKeys       = []string{"enabled", "below", "window_minutes", "min_requests"}
 	challengeRateKeys     = []string{"enabled", "above", "window_minutes", "min_requests"}
 	alertToggleKeys       = []string{"enabled"}
@@ -77,7 +78,7 @@ var (
 
 // readAlerts decodes alerts.yaml.
 func (r *reporter) readAlerts(path string, root *yaml.Node) *Alerts {
-	a := &Alerts{File: path, SuccessRate: DefaultSuccessRate, ChallengeRate: DefaultChallengeRate, Stale: true, Review: true}
+	a := &Alerts{File: path, SuccessRate: DefaultSuccessRate, ChallengeRate: DefaultChallengeRate, Stale: true, Review: true, Takedown: true}
 	if root == nil {
 		r.errorf(Pos{File: path}, "list at least one webhook under `webhooks:` (see docs/config.md), or remove the file", "alerts file is empty")
 		return a
@@ -112,6 +113,9 @@ func (r *reporter) readAlerts(path string, root *yaml.Node) *Alerts {
 		}
 		if n, ok := rules.vals["review"]; ok {
 			a.Review = r.readMapping(path, n, "rule review", alertToggleKeys, nil).boolean("enabled", true)
+		}
+		if n, ok := rules.vals["takedown"]; ok {
+			a.Takedown = r.readMapping(path, n, "rule takedown", alertToggleKeys, nil).boolean("enabled", true)
 		}
 	}
 	return a
