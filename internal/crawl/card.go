@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"zhizhi/internal/model"
@@ -13,35 +14,67 @@ import (
 	"zhizhi/internal/summary"
 )
 
-// LoadCardIndex builds the near-duplicate index of the stored cards, once
-// at start; a crawler adds the cards it stores after that.
-func LoadCardIndex(ctx context.Context, st *store.Store) (*neardup.Index, error) {
+// CardIndex is the near-duplicate index of the stored cards. Several
+// processes may store cards in one database: before each lookup it takes in
+// the cards stored since it last looked, by any of them.
+type CardIndex struct {
+	st   *store.Store
+	idx  *neardup.Index
+	mu   sync.Mutex // guards seen; one refresh at a time
+	seen int64      // the highest card id read from the store
+}
+
+// LoadCardIndex builds the index of the stored cards, once at start.
+func LoadCardIndex(ctx context.Context, st *store.Store) (*CardIndex, error) {
 	type fp struct {
 		id int64
 		fp uint64
 	}
 	var all []fp
-	if err := st.CardFingerprints(ctx, func(id int64, f uint64) error {
+	if err := st.CardFingerprints(ctx, 0, func(id int64, f uint64) error {
 		all = append(all, fp{id, f})
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("near-duplicate index: %w", err)
 	}
 	i := 0
-	return neardup.Build(len(all), func() (int64, uint64, bool) {
+	x := &CardIndex{st: st, idx: neardup.Build(len(all), func() (int64, uint64, bool) {
 		if i == len(all) {
 			return 0, 0, false
 		}
 		i++
 		return all[i-1].id, all[i-1].fp, true
-	}), nil
+	})}
+	if len(all) > 0 {
+		x.seen = all[len(all)-1].id
+	}
+	return x, nil
 }
+
+// query returns the stored cards within neardup.MaxDistance of fp, after
+// taking in the cards stored since the last look.
+func (x *CardIndex) query(ctx context.Context, fp uint64) ([]neardup.Match, error) {
+	x.mu.Lock()
+	err := x.st.CardFingerprints(ctx, x.seen, func(id int64, f uint64) error {
+		x.idx.Add(id, f)
+		x.seen = id
+		return nil
+	})
+	x.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("near-duplicate index: %w", err)
+	}
+	return x.idx.Query(fp, neardup.MaxDistance), nil
+}
+
+// Len is how many cards the index holds.
+func (x *CardIndex) Len() int { return x.idx.Len() }
 
 // BackfillCards makes the cards of stored articles that have none — kept
 // before cards existed — from their stored text, and returns how many it
 // made. Articles of summary-access sites keep no text: processItem reads
 // their heads again, once, the next time they are checked.
-func BackfillCards(ctx context.Context, st *store.Store, idx *neardup.Index) (int, error) {
+func BackfillCards(ctx context.Context, st *store.Store, idx *CardIndex) (int, error) {
 	j := &job{c: &Crawler{Store: st, Cards: idx}}
 	made := 0
 	var after int64
@@ -81,7 +114,10 @@ func (j *job) card(ctx context.Context, a *model.Article, existing *model.Articl
 	if j.c.Cards == nil {
 		return sc, nil
 	}
-	matches := j.c.Cards.Query(sc.Simhash, neardup.MaxDistance)
+	matches, err := j.c.Cards.query(ctx, sc.Simhash)
+	if err != nil {
+		return nil, err
+	}
 	if len(matches) == 0 {
 		return sc, nil
 	}
@@ -145,8 +181,8 @@ func (j *job) indexCard(sc *model.SummaryCard) {
 		return
 	}
 	if sc.DuplicateOf != nil {
-		j.c.Cards.Remove(sc.ID)
+		j.c.Cards.idx.Remove(sc.ID)
 		return
 	}
-	j.c.Cards.Add(sc.ID, sc.Simhash)
+	j.c.Cards.idx.Add(sc.ID, sc.Simhash)
 }

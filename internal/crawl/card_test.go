@@ -13,7 +13,9 @@ import (
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/extract"
 	"zhizhi/internal/model"
+	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
+	"zhizhi/internal/summary"
 )
 
 // TestEveryReadyArticleHasItsCard: after a crawl of the simulated web every
@@ -81,7 +83,7 @@ func TestEveryReadyArticleHasItsCard(t *testing.T) {
 	}
 	t.Logf("card grades by access policy: %v", grades)
 	var n int
-	if err := st.CardFingerprints(ctx, func(int64, uint64) error { n++; return nil }); err != nil || n == 0 {
+	if err := st.CardFingerprints(ctx, 0, func(int64, uint64) error { n++; return nil }); err != nil || n == 0 {
 		t.Fatalf("%d cards fingerprinted, %v", n, err)
 	}
 	// A card is marked a near-duplicate only of the same document: the
@@ -182,5 +184,59 @@ func TestCardsForArticlesStoredBeforeCards(t *testing.T) {
 		if !read {
 			t.Errorf("summary-access page without a card not read again: %s", p)
 		}
+	}
+}
+
+// TestCardIndexSeesOtherProcessesCards: two processes share a database;
+// a card the other one stored after this one built its index is still
+// found, so a reprint of it is marked as one.
+func TestCardIndexSeesOtherProcessesCards(t *testing.T) {
+	st := storetest.SQLite(t)
+	w := newWorld(t, st, false)
+	ctx := context.Background()
+	idx, err := crawl.LoadCardIndex(ctx, st) // this process, at its start
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target model.Target
+	for _, tg := range w.w.Targets(t, false) {
+		if s, err := st.SiteByID(ctx, tg.SiteID); err == nil && s.Access == model.AccessFull {
+			target = tg
+			break
+		}
+	}
+	if target.ID == 0 {
+		t.Fatal("no target of a full-access site")
+	}
+	text := strings.Repeat("为推动全市经济社会高质量发展，根据《优化营商环境条例》等有关规定，现就建立企业服务专员制度通知如下。"+
+		"各县（市、区）要在2026年6月30日前完成专员配备，市财政安排专项资金1200万元。\n", 3)
+	article := func(path, title string) *model.Article {
+		pub := time.Date(2026, 3, 5, 2, 0, 0, 0, time.UTC)
+		u := "http://www.lianzhou.gov.test/" + path
+		return &model.Article{SiteID: target.SiteID, TargetID: target.ID, URL: u, Title: title, ContentText: text,
+			Status: model.StatusReady, FetchedAt: time.Now(), PublishTime: &pub}
+	}
+	// The other process stores the original with its card.
+	orig := article("zcwj/orig.html", "关于建立企业服务专员制度的通知")
+	c := summary.Build(summary.Input{Title: orig.Title, Text: text, SourceURL: orig.URL, FetchedAt: orig.FetchedAt})
+	orig.Card = &model.SummaryCard{Title: c.Title, AutoSummary: c.Summary, SourceURL: c.SourceURL, Simhash: c.Simhash,
+		SourceDNA: c.SourceDNA, FetchedAt: c.FetchedAt, Sigma: c.Sigma, Relevance: c.Relevance, Grade: string(c.Grade), SummaryLimit: c.Limit}
+	if _, _, err := st.SaveArticle(ctx, orig, nil, 0, store.FrontierMark{}); err != nil {
+		t.Fatal(err)
+	}
+	// This process makes the card of a reprint.
+	reprint := article("zcwj/reprint.html", "转发关于建立企业服务专员制度的通知")
+	if _, _, err := st.SaveArticle(ctx, reprint, nil, 0, store.FrontierMark{}); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := crawl.BackfillCards(ctx, st, idx); err != nil || n != 1 {
+		t.Fatalf("made %d cards, %v", n, err)
+	}
+	got, err := st.CardByArticle(ctx, reprint.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.DuplicateOf == nil || *got.DuplicateOf != orig.Card.ID {
+		t.Fatalf("the reprint's card points to %v, want the other process's card %d", got.DuplicateOf, orig.Card.ID)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
-	"zhizhi/internal/neardup"
 	"zhizhi/internal/store"
 )
 
@@ -63,7 +62,7 @@ type Crawler struct {
 	// Cards, when set, is the near-duplicate index of the stored cards
 	// (LoadCardIndex): a card close to another article's is marked its
 	// duplicate. Nil: cards are stored without that check.
-	Cards *neardup.Index
+	Cards *CardIndex
 
 	once  sync.Once
 	cache *indexCache

@@ -29,7 +29,6 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
-	"zhizhi/internal/neardup"
 	"zhizhi/internal/store"
 )
 
@@ -96,7 +95,7 @@ type Options struct {
 	AlertRetry time.Duration
 	// Cards is the near-duplicate index of stored cards the crawl workers
 	// check new cards against (crawl.LoadCardIndex); nil: no check.
-	Cards *neardup.Index
+	Cards *crawl.CardIndex
 	// Seal, when set, seals the days that are over (on the leader, every
 	// ten minutes): the transparency ledgers' daily chain.
 	Seal func(ctx context.Context) error

@@ -255,11 +255,12 @@ func (s *Store) CardGrades(ctx context.Context) (map[string]int, error) {
 	return out, rows.Err()
 }
 
-// CardFingerprints calls fn with the id and simhash of every card that is
-// not itself a duplicate, in id order: what the near-duplicate index is
-// built from at start.
-func (s *Store) CardFingerprints(ctx context.Context, fn func(id int64, simhash uint64) error) error {
-	rows, err := s.conn().query(ctx, `SELECT id, simhash FROM summary_card WHERE duplicate_of IS NULL ORDER BY id`)
+// CardFingerprints calls fn with the id and simhash of every card after
+// afterID that is not itself a duplicate, in id order: what the
+// near-duplicate index is built from at start (afterID 0), and kept up to
+// date from with the cards other processes store.
+func (s *Store) CardFingerprints(ctx context.Context, afterID int64, fn func(id int64, simhash uint64) error) error {
+	rows, err := s.conn().query(ctx, `SELECT id, simhash FROM summary_card WHERE id > ? AND duplicate_of IS NULL ORDER BY id`, afterID)
 	if err != nil {
 		return fmt.Errorf("card fingerprints: %w", err)
 	}
