@@ -47,6 +47,8 @@ var nav = []navGroup{
 	{"公开门户", []navItem{
 		{Key: "cards", Label: "摘要审核", Href: Prefix + "/cards"},
 		{Key: "takedowns", Label: "下架请求", Href: Prefix + "/takedowns"},
+		{Key: "portal", Label: "门户首页 ↗", Href: "/"},
+		{Key: "ledger", Label: "透明账本 ↗", Href: "/ledger"},
 	}},
 	{"运行", []navItem{
 		{Key: "stale", Label: "停更目标", Href: Prefix + "/stale-targets"},
