@@ -19,82 +19,71 @@ import (
 // the data directory, with PostgreSQL in the database. The dry run only
 // counts; gc then removes the old unreferenced file and nothing else.
 func TestGCOnBothDialects(t *testing.T) {
-	dialects := []struct {
-		name  string
-		dbURL func(t *testing.T, dir string) string
-	}{
-		{"sqlite", func(t *testing.T, dir string) string { return "sqlite://" + filepath.Join(dir, "zhizhi.db") }},
-		{"postgres", func(t *testing.T, dir string) string { return pgSchemaURL(t) }},
-	}
-	for _, d := range dialects {
-		t.Run(d.name, func(t *testing.T) {
-			ctx := context.Background()
-			dir := t.TempDir()
-			dbURL := d.dbURL(t, dir)
-			st, err := store.Open(ctx, dbURL, dir)
+	eachDialect(t, func(t *testing.T, dir, dbURL string) {
+		ctx := context.Background()
+		st, err := store.Open(ctx, dbURL, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+
+		now := time.Now()
+		twoHoursAgo := now.Add(-2 * time.Hour)
+		// put stores data as a crawl at the given time would have.
+		put := func(data string, at time.Time) string {
+			t.Helper()
+			st.Now = func() time.Time { return at }
+			p, _, err := st.Blobs().Put(ctx, []byte(data))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer st.Close()
-
-			now := time.Now()
-			twoHoursAgo := now.Add(-2 * time.Hour)
-			// put stores data as a crawl at the given time would have.
-			put := func(data string, at time.Time) string {
-				t.Helper()
-				st.Now = func() time.Time { return at }
-				p, _, err := st.Blobs().Put(ctx, []byte(data))
-				if err != nil {
+			if st.Dialect() == store.DialectSQLite {
+				if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(p)), at, at); err != nil {
 					t.Fatal(err)
 				}
-				if st.Dialect() == store.DialectSQLite {
-					if err := os.Chtimes(filepath.Join(dir, filepath.FromSlash(p)), at, at); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return p
 			}
-			used := put("<html>在用的页面</html>", twoHoursAgo)
-			old := put("<html>旧的孤立文件</html>", twoHoursAgo)
-			young := put("<html>刚写的文件</html>", now)
-			st.Now = time.Now
-			referTo(t, st, used)
-			if st.Dialect() == store.DialectPostgres {
-				if _, err := os.Stat(filepath.Join(dir, "blobs")); err == nil {
-					t.Fatal("with PostgreSQL the files were written to the data directory")
-				}
+			return p
+		}
+		used := put("<html>在用的页面</html>", twoHoursAgo)
+		old := put("<html>旧的孤立文件</html>", twoHoursAgo)
+		young := put("<html>刚写的文件</html>", now)
+		st.Now = time.Now
+		referTo(t, st, used)
+		if st.Dialect() == store.DialectPostgres {
+			if _, err := os.Stat(filepath.Join(dir, "blobs")); err == nil {
+				t.Fatal("with PostgreSQL the files were written to the data directory")
 			}
+		}
 
-			env := []string{"ZHIZHI_DATABASE_URL=" + dbURL, "ZHIZHI_DATA_DIR=" + dir}
-			dry := runZhizhi(t, env, "gc", "--dry-run")
-			if dry.code != 0 {
-				t.Fatalf("gc --dry-run exited %d: %s%s", dry.code, dry.stdout, dry.stderr)
+		env := []string{"ZHIZHI_DATABASE_URL=" + dbURL, "ZHIZHI_DATA_DIR=" + dir}
+		dry := runZhizhi(t, env, "gc", "--dry-run")
+		if dry.code != 0 {
+			t.Fatalf("gc --dry-run exited %d: %s%s", dry.code, dry.stdout, dry.stderr)
+		}
+		for _, want := range []string{"1 files in use kept", "would remove 1 unreferenced files", "1 unreferenced files younger than 1h0m0s kept"} {
+			if !strings.Contains(dry.stdout, want) {
+				t.Errorf("gc --dry-run said %q, want %q in it", dry.stdout, want)
 			}
-			for _, want := range []string{"1 files in use kept", "would remove 1 unreferenced files", "1 unreferenced files younger than 1h0m0s kept"} {
-				if !strings.Contains(dry.stdout, want) {
-					t.Errorf("gc --dry-run said %q, want %q in it", dry.stdout, want)
-				}
+		}
+		for _, p := range []string{used, old, young} {
+			if !opens(t, st, p) {
+				t.Errorf("gc --dry-run removed %s", p)
 			}
-			for _, p := range []string{used, old, young} {
-				if !opens(t, st, p) {
-					t.Errorf("gc --dry-run removed %s", p)
-				}
-			}
+		}
 
-			res := runZhizhi(t, env, "gc")
-			if res.code != 0 {
-				t.Fatalf("gc exited %d: %s%s", res.code, res.stdout, res.stderr)
+		res := runZhizhi(t, env, "gc")
+		if res.code != 0 {
+			t.Fatalf("gc exited %d: %s%s", res.code, res.stdout, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "removed 1 unreferenced files") {
+			t.Errorf("gc said %q, want it to remove 1 file", res.stdout)
+		}
+		for p, want := range map[string]bool{used: true, old: false, young: true} {
+			if got := opens(t, st, p); got != want {
+				t.Errorf("after gc %s: present %v, want %v", p, got, want)
 			}
-			if !strings.Contains(res.stdout, "removed 1 unreferenced files") {
-				t.Errorf("gc said %q, want it to remove 1 file", res.stdout)
-			}
-			for p, want := range map[string]bool{used: true, old: false, young: true} {
-				if got := opens(t, st, p); got != want {
-					t.Errorf("after gc %s: present %v, want %v", p, got, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
 
 // referTo stores an article whose raw HTML is the blob at rel.

@@ -72,6 +72,17 @@ func (e cliEnv) setUp(t *testing.T) {
 	e.run(t, "config", "sync")
 }
 
+// eachDialect runs fn once on a fresh SQLite file in dir and once on a
+// fresh PostgreSQL schema (skipped like storetest without one), as the
+// subtests "sqlite" and "postgres".
+func eachDialect(t *testing.T, fn func(t *testing.T, dir, dsn string)) {
+	t.Run("sqlite", func(t *testing.T) {
+		dir := t.TempDir()
+		fn(t, dir, "sqlite://"+filepath.Join(dir, "zhizhi.db"))
+	})
+	t.Run("postgres", func(t *testing.T) { fn(t, t.TempDir(), pgSchemaURL(t)) })
+}
+
 // pgSchemaURL returns a URL for a fresh schema on the test PostgreSQL
 // server, dropped when the test ends, or skips like storetest does.
 func pgSchemaURL(t *testing.T) string {
