@@ -1,12 +1,14 @@
 package portal
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"html/template"
 	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"zhizhi/internal/chart"
 	"zhizhi/internal/ledger"
@@ -36,8 +38,36 @@ func (p *portal) dashboard(r *http.Request) (*ledger.Dashboard, string, error) {
 	if _, err := ledger.ParseDay(day); err != nil || day > today {
 		return nil, today, errBadDay
 	}
-	d, err := ledger.BuildDashboard(r.Context(), p.store, day, historyDays, p.now())
+	d, err := p.cachedDashboard(r.Context(), day)
 	return d, today, err
+}
+
+// dashboardTTL is how long one reading of the dashboard is served: anyone
+// may ask for the page as often as they like, the database is read once a
+// minute per day asked.
+const dashboardTTL = time.Minute
+
+type cachedDashboard struct {
+	d  *ledger.Dashboard
+	at time.Time
+}
+
+func (p *portal) cachedDashboard(ctx context.Context, day string) (*ledger.Dashboard, error) {
+	p.dashMu.Lock()
+	defer p.dashMu.Unlock()
+	now := p.now()
+	if c, ok := p.dash[day]; ok && now.Sub(c.at) < dashboardTTL && !now.Before(c.at) {
+		return c.d, nil
+	}
+	d, err := ledger.BuildDashboard(ctx, p.store, day, historyDays, now)
+	if err != nil {
+		return nil, err
+	}
+	if p.dash == nil || len(p.dash) > 64 {
+		p.dash = map[string]cachedDashboard{} // a few days are asked for; forget the rest
+	}
+	p.dash[day] = cachedDashboard{d: d, at: now}
+	return d, nil
 }
 
 var errBadDay = fmt.Errorf("bad day")

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 	"zhizhi/internal/pages"
 
@@ -47,6 +48,11 @@ type portal struct {
 	loc    *time.Location
 	pages  map[string]*template.Template
 	static fs.FS
+
+	// The dashboard is public and reads 30 days of both ledgers: one
+	// reading per day asked serves everyone for dashboardTTL.
+	dashMu sync.Mutex
+	dash   map[string]cachedDashboard
 }
 
 // New builds the portal handler, to be mounted at "/"; it fails when a
