@@ -61,25 +61,21 @@ func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 func (b *browser) text(sel string) string {
 	b.t.Helper()
 	// An htmx swap may be under way: wait (briefly) until the element
-	// holds text before reading it; an element that stays empty is read
-	// as it is.
-	_ = chromedp.Do(b.tab, chromedp.PollFunction[chromedp.Void](
-		`sel => { const e = document.querySelector(sel); return !!e && e.innerText.trim() !== "" }`,
+	// holds text, and read it in the same JavaScript turn, so the node
+	// read is the node that was waited for. An element that stays empty
+	// is read as it is.
+	s, err := chromedp.Run(b.tab, chromedp.PollFunction[string](
+		`sel => { const e = document.querySelector(sel); const s = e ? e.innerText : ""; return s.trim() !== "" ? s : null }`,
 		chromedp.WithPollingArgs(sel), chromedp.WithPollingTimeout(5*time.Second)))
-	var err error
-	// A node found just before the page replaced it (a navigation
-	// finishing, an htmx swap) is gone by the read: look again.
-	for range 3 {
-		var s string
-		if s, err = chromedp.Run(b.tab, chromedp.Text(chromedp.CSS(sel))); err == nil {
-			return s
-		}
-		if !strings.Contains(err.Error(), "No node with given id") {
-			break
-		}
+	if err == nil {
+		return s
 	}
-	b.t.Fatalf("read %s: %v", sel, err)
-	return ""
+	s, err = chromedp.Run(b.tab, chromedp.Evaluate[string](
+		`(() => { const e = document.querySelector(`+strconv.Quote(sel)+`); return e ? e.innerText : "" })()`))
+	if err != nil {
+		b.t.Fatalf("read %s: %v", sel, err)
+	}
+	return s
 }
 
 func (b *browser) value(sel string) string {

@@ -117,7 +117,7 @@ func TestConsoleInChromium(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(`input[name=dept]`), "清远市发展和改革局"),
 		chromedp.SendKeys(chromedp.CSS(`input[name=channel_path]`), "规范性"),
 		chromedp.Click(chromedp.CSS(`#article-filters button[type=submit]`)),
-		chromedp.Poll[chromedp.Void](`location.search.includes("channel_path=") &&
+		chromedp.Poll[chromedp.Void](`new URLSearchParams(location.search).get("channel_path") === "规范性" &&
 			document.querySelectorAll("#article-table td.title").length === 1`))
 	if s := text(`#article-table`); !strings.Contains(s, artFGW) || strings.Contains(s, artPrice) || strings.Contains(s, artJYJ) {
 		t.Errorf("filtered by department and channel, the list shows:\n%s", s)
