@@ -119,6 +119,7 @@ func (h *handler) routes() []route {
 		read("/columns", h.columnList),
 		write("/columns/subscribe", h.columnSubscribe),
 		write("/columns/unsubscribe", h.columnUnsubscribe),
+		write("/columns/{id}/preview", h.columnPreview),
 		// The export marks what it hands out, so it is a change: operator
 		// role, and an API key needs the export scope.
 		{http.MethodPost, "/export", auth.RoleOperator, ScopeExport, h.exportCreate},

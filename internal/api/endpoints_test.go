@@ -171,6 +171,10 @@ func endpointCases() []endpointCase {
 				return postJSON("/api/v1/columns/unsubscribe", "", fmt.Sprintf(`{"ids": [%d]}`, w.colFree))
 			},
 			bad: func(w *world) request { return postJSON("/api/v1/columns/unsubscribe", "", `{"ids": [0]}`) }},
+		{name: "column preview", okCode: 200, write: true, scope: ScopeWrite,
+			ok:      func(w *world) request { return postJSON(idPath("/api/v1/columns/%d/preview", w.colFree), "", "") },
+			bad:     func(w *world) request { return postJSON("/api/v1/columns/x/preview", "", "") },
+			notFond: func(w *world) request { return postJSON("/api/v1/columns/9999/preview", "", "") }},
 		{name: "export", okCode: 200, write: true, scope: ScopeExport,
 			ok:  func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 2}`) },
 			bad: func(w *world) request { return postJSON("/api/v1/export", "", `{"limit": 0}`) }},

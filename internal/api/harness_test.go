@@ -20,6 +20,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"zhizhi/internal/adapter"
 	"zhizhi/internal/auth"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
@@ -96,7 +97,7 @@ type apiTest struct {
 
 func newAPITest(t *testing.T, st *store.Store, now time.Time) *apiTest {
 	t.Helper()
-	return newAPITestWith(t, st, now, noWeb)
+	return newAPITestWith(t, st, now, noWeb, noColumn)
 }
 
 // noWeb is the dry-run of a test without the simulated web: it cannot read
@@ -105,9 +106,15 @@ func noWeb(context.Context, *model.Site, *model.Target, string, string) (*crawl.
 	return nil, errors.New("this test has no web to read")
 }
 
-// newAPITestWith is newAPITest with the dry-run validate (the crawler's,
-// against the simulated web, for the tests of the dry-run gate).
-func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate target.Validator) *apiTest {
+// noColumn is noWeb's column preview.
+func noColumn(context.Context, *model.Site, *model.Target) ([]adapter.ListItem, error) {
+	return nil, errors.New("this test has no web to read")
+}
+
+// newAPITestWith is newAPITest with the dry-run validate and the column
+// lister (the crawler's, against the simulated web, for the tests of the
+// dry-run gate and of column previews).
+func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate target.Validator, list target.ColumnLister) *apiTest {
 	t.Helper()
 	a := &apiTest{t: t, st: st, now: now}
 	doc := loadSpec(t)
@@ -117,7 +124,7 @@ func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate targe
 	}
 	a.router = router
 	a.h = New(Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
-		Targets: &target.Service{Store: st, Validate: validate}, Cards: reviewtest.Grader,
+		Targets: &target.Service{Store: st, Validate: validate, List: list}, Cards: reviewtest.Grader,
 		Now: func() time.Time { return a.now },
 		CrawlNow: func(ctx context.Context, id int64) error {
 			a.mu.Lock()

@@ -81,7 +81,7 @@ func TestTargetDryRunGate(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
-		a := newAPITestWith(t, st, time.Now(), web.Crawler(nil).Validate)
+		a := newAPITestWith(t, st, time.Now(), web.Crawler(nil).Validate, web.Crawler(nil).PreviewColumn)
 		site, err := st.SiteByCode(ctx, "lianzhou")
 		if err != nil {
 			t.Fatal(err)
@@ -266,5 +266,72 @@ func TestTargetCreateInput(t *testing.T) {
 	ts, err := st.ListTargets(context.Background(), store.TargetFilter{})
 	if err != nil || len(ts) != 5 {
 		t.Errorf("%d targets after refusals (%v), want the world's 5", len(ts), err)
+	}
+}
+
+// TestColumnPreview: the preview of a catalog column answers with the
+// newest articles its site lists, read live from the simulated web; a
+// column whose department is not known yet says so without asking the
+// site.
+func TestColumnPreview(t *testing.T) {
+	st := storetest.SQLite(t)
+	ctx := context.Background()
+	web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+	a := newAPITestWith(t, st, time.Now(), noWeb, web.Crawler(nil).PreviewColumn)
+	site, err := st.SiteByCode(ctx, "qingcheng")
+	if err != nil {
+		t.Fatal(err)
+	}
+	depts, err := st.ListSiteDepartments(ctx, site.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dept int64
+	for _, d := range depts {
+		if d.DeptPath == "qcfgw" {
+			dept = d.ID
+		}
+	}
+	col := &model.ColumnRegistry{AdapterID: "gkmlpt", SiteID: site.ID, SiteDepartmentID: &dept, ColumnID: "2851",
+		ColumnName: "通知公告", AdminLevel: "county", PostCount: 5, LastSeenAt: time.Now()}
+	orphan := &model.ColumnRegistry{AdapterID: "gkmlpt", SiteID: site.ID, ColumnID: "2999",
+		ColumnName: "无主栏目", AdminLevel: "county", LastSeenAt: time.Now()}
+	for _, c := range []*model.ColumnRegistry{col, orphan} {
+		if err := st.UpsertColumnRegistry(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var newest []string
+	published := map[string]string{} // by URL
+	for _, ta := range web.Sim.Truth() {
+		if ta.SiteCode == "qingcheng" && ta.DeptPath == "qcfgw" && ta.ColumnID == "2851" {
+			newest = append(newest, ta.Title)
+			published[ta.URL] = ta.PublishTime.In(time.FixedZone("CST", 8*3600)).Format("2006-01-02")
+		}
+	}
+
+	var pv columnPreviewView
+	a.expect(postJSON(idPath("/api/v1/columns/%d/preview", col.ID), tokOperator, ""), 200).decode(t, &pv)
+	var got []string
+	for _, it := range pv.Items {
+		got = append(got, it.Title)
+		if it.Date != published[it.URL] {
+			t.Errorf("%s: date %q, want the day it was published in China, %q", it.URL, it.Date, published[it.URL])
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(newest)
+	if pv.Problem != nil || pv.ReadAt == nil || pv.Column.ID != col.ID || !slices.Equal(got, newest) {
+		t.Errorf("preview of column 2851: problem %v, read at %v, column %d, titles %q; want the site's %q",
+			pv.Problem, pv.ReadAt, pv.Column.ID, got, newest)
+	}
+
+	web.Sim.ResetLog()
+	a.expect(postJSON(idPath("/api/v1/columns/%d/preview", orphan.ID), tokOperator, ""), 200).decode(t, &pv)
+	if pv.Problem == nil || !strings.Contains(*pv.Problem, "站点部门") || pv.ReadAt != nil || len(pv.Items) != 0 {
+		t.Errorf("preview of a column without its department: %+v, want a problem naming it and no read", pv)
+	}
+	if n := len(web.Sim.AllAccess()); n != 0 {
+		t.Errorf("the preview of a column without its department asked the web %d times", n)
 	}
 }

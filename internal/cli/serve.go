@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"zhizhi/internal/adapter"
 	"zhizhi/internal/alert"
 	"zhizhi/internal/api"
 	"zhizhi/internal/auth"
@@ -352,10 +353,16 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies})
 	// Saving a target with a sample article needs a green dry-run, made
 	// with the workers' own polite client and the configuration in force.
+	// A catalog column's preview reads its list the same way.
+	crawler := func(ctx context.Context) *crawl.Crawler {
+		return &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: d.client, Bundle: d.live.Current(ctx), Log: slog.Default()}
+	}
 	targets := &target.Service{Store: st, Location: d.loc,
 		Validate: func(ctx context.Context, site *model.Site, t *model.Target, entry, sample string) (*crawl.Validation, error) {
-			c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: d.client, Bundle: d.live.Current(ctx), Log: slog.Default()}
-			return c.Validate(ctx, site, t, entry, sample)
+			return crawler(ctx).Validate(ctx, site, t, entry, sample)
+		},
+		List: func(ctx context.Context, site *model.Site, t *model.Target) ([]adapter.ListItem, error) {
+			return crawler(ctx).PreviewColumn(ctx, site, t)
 		}}
 	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: sessions, Log: slog.Default(), Targets: targets, Cards: review.Grade,
 		CrawlNow: func(ctx context.Context, targetID int64) error {

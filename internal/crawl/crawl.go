@@ -355,7 +355,7 @@ func (j *job) get(ctx context.Context, r fetch.Request) (*fetch.Response, error)
 		return resp, err
 	}
 	if !resp.NotModified && (resp.Status < 200 || resp.Status > 299) {
-		return resp, fmt.Errorf("%s answered HTTP %d", r.URL, resp.Status)
+		return resp, &fetch.StatusError{URL: r.URL, Status: resp.Status}
 	}
 	return resp, nil
 }

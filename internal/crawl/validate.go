@@ -64,10 +64,13 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 		}
 		if target != nil && target.SiteDepartmentID != nil && target.ColumnID != "" {
 			got, err := j.gkmlptFirstPage(ctx, a)
+			if err == nil && len(got) == 0 {
+				err = fmt.Errorf("list API: column %s returned no articles", target.ColumnID)
+			}
 			if err != nil {
 				v.Problems = append(v.Problems, err.Error())
 			} else {
-				items, listOK = got, len(got) > 0
+				items, listOK = got, true
 			}
 		} else {
 			v.Problems = append(v.Problems, "a gkmlpt site is validated per target: use --target CODE")
@@ -163,8 +166,24 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 	return v, nil
 }
 
+// PreviewColumn reads the newest page of a CMS column's article list, as a
+// crawl of target t would (the department's index, then the list API's
+// first page, both politely, logged as probes), and stores nothing: the
+// console shows it before anyone subscribes to the column.
+func (c *Crawler) PreviewColumn(ctx context.Context, site *model.Site, t *model.Target) ([]adapter.ListItem, error) {
+	a := c.Bundle.CMS[site.CMSAdapter]
+	if a == nil {
+		return nil, fmt.Errorf("adapter %q is not configured", site.CMSAdapter)
+	}
+	if t.SiteDepartmentID == nil || t.ColumnID == "" {
+		return nil, fmt.Errorf("target %s names no department and column", t.TargetCode)
+	}
+	j := &job{c: c, site: site, target: *t, res: &Result{}, dryRun: true}
+	return j.gkmlptFirstPage(ctx, a)
+}
+
 // gkmlptFirstPage reads the index and the first list API page of the
-// job's target.
+// job's target; a column with no articles is an empty page, not an error.
 func (j *job) gkmlptFirstPage(ctx context.Context, a *config.Adapter) ([]adapter.ListItem, error) {
 	dept, err := j.c.Store.SiteDepartmentByID(ctx, *j.target.SiteDepartmentID)
 	if err != nil {
@@ -189,9 +208,6 @@ func (j *job) gkmlptFirstPage(ctx context.Context, a *config.Adapter) ([]adapter
 	lp, _, err := adapter.ParseGkmlptList(body, mustParse(resp.URL), a.List)
 	if err != nil {
 		return nil, err
-	}
-	if len(lp.Items) == 0 {
-		return nil, fmt.Errorf("list API: column %s returned no articles", j.target.ColumnID)
 	}
 	return lp.Items, nil
 }

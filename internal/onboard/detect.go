@@ -148,11 +148,11 @@ func (w *Wizard) detect(ctx context.Context, l Line) Detection {
 	d.ConfiguredAs = w.configuredAs(base)
 	resp, err := w.get(ctx, base+"/", model.PurposeProbe)
 	if err != nil {
-		d.Problem = plainProblem(err)
+		d.Problem = fetch.Explain("", err)
 		return d
 	}
 	if resp.Status >= 400 {
-		d.Problem = statusProblem("首页", resp.Status)
+		d.Problem = fetch.ExplainStatus("首页", resp.Status)
 		return d
 	}
 	d.Browser = resp.Tier == fetch.TierBrowser

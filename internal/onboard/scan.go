@@ -9,6 +9,7 @@ import (
 	"zhizhi/internal/adapter"
 	"zhizhi/internal/config"
 	"zhizhi/internal/extract"
+	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 )
 
@@ -128,11 +129,11 @@ func (w *Wizard) scanDept(ctx context.Context, a *config.Adapter, base string, l
 	d.DisplayName = trimDisclosure(l.Text)
 	resp, err := w.get(ctx, u, model.PurposeIndex)
 	if err != nil {
-		d.Problem = plainProblem(err)
+		d.Problem = fetch.Explain("", err)
 		return d, ""
 	}
 	if resp.Status >= 400 {
-		d.Problem = statusProblem("部门目录页", resp.Status)
+		d.Problem = fetch.ExplainStatus("部门目录页", resp.Status)
 		return d, ""
 	}
 	html, _, err := resp.HTML()

@@ -247,10 +247,19 @@ func (s *Store) ColumnTagCounts(ctx context.Context, f ColumnFilter) ([]TagCount
 	return out, nil
 }
 
+// ColumnEntryByID returns one catalog row, or ErrNotFound.
+func (s *Store) ColumnEntryByID(ctx context.Context, id int64) (*ColumnEntry, error) {
+	return s.columnEntryByID(ctx, s.conn(), id)
+}
+
 // ColumnEntryByID returns one catalog row inside the transaction, or
 // ErrNotFound.
 func (t *Tx) ColumnEntryByID(ctx context.Context, id int64) (*ColumnEntry, error) {
-	entries, err := t.s.scanColumnEntries(ctx, t.c, `SELECT `+columnEntryColumns+columnEntryFrom+` WHERE r.id = ?`, id)
+	return t.s.columnEntryByID(ctx, t.c, id)
+}
+
+func (s *Store) columnEntryByID(ctx context.Context, c conn, id int64) (*ColumnEntry, error) {
+	entries, err := s.scanColumnEntries(ctx, c, `SELECT `+columnEntryColumns+columnEntryFrom+` WHERE r.id = ?`, id)
 	if err != nil {
 		return nil, err
 	}

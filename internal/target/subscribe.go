@@ -141,23 +141,10 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	if err := p.err(); err != nil {
 		return nil, "", err
 	}
-	owner := dept.DeptDisplayName
-	if owner == "" {
-		owner = site.SiteName
-	}
-	path := e.ColumnPath
-	if path == "" {
-		path = e.ColumnName
-	}
-	registryID := e.ID
-	tg := &model.Target{
-		SiteID: site.ID, SiteDepartmentID: &dept.ID, TargetCode: code,
-		TargetName: truncate(owner+"｜"+e.ColumnName, 200), EntryURL: columnEntryURL(site, dept.DeptPath, e.ColumnID),
-		ColumnID: e.ColumnID, ChannelName: truncate(e.ColumnName, 200), ChannelPath: truncate("信息公开｜"+path, 1000),
-		ContentCategory: d.ContentCategory, ContentSubcategory: d.ContentSubcategory, ScheduleCron: cron,
-		ExpectedCadenceDays: d.ExpectedCadenceDays, IntervalSec: d.IntervalSec, Enabled: true,
-		Source: model.SourceAdmin, CreatedBy: actor, RegistryID: &registryID,
-	}
+	tg := columnTarget(site, dept, e)
+	tg.ContentCategory, tg.ContentSubcategory, tg.ScheduleCron = d.ContentCategory, d.ContentSubcategory, cron
+	tg.ExpectedCadenceDays, tg.IntervalSec, tg.Enabled = d.ExpectedCadenceDays, d.IntervalSec, true
+	tg.Source, tg.CreatedBy = model.SourceAdmin, actor
 	if _, _, err := tx.UpsertTarget(ctx, tg); err != nil {
 		return nil, "", err
 	}

@@ -31,6 +31,9 @@ type Validator func(ctx context.Context, site *model.Site, t *model.Target, entr
 type Service struct {
 	Store    *store.Store
 	Validate Validator
+	// List reads a catalog column's newest list page for its preview; nil
+	// turns the preview off.
+	List     ColumnLister
 	Location *time.Location
 }
 

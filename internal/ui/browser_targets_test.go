@@ -110,6 +110,7 @@ func TestTargetsInChromium(t *testing.T) {
 	b := openBrowser(t)
 	w := simWorld(t, storetest.SQLite(t))
 	reg := seedCatalog(t, w.st)
+	preview := addColumn(t, w.st, "qingcheng", "qcfgw", "2852", "政策解读")
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
 	srv := httptest.NewServer(mux)
@@ -192,6 +193,25 @@ func TestTargetsInChromium(t *testing.T) {
 		t.Errorf("the tag cloud shows:\n%s", s)
 	}
 	b.shoot("t7-catalog")
+
+	// 预览文章 reads the column's newest page into a dialog, in place.
+	var newest string
+	for _, a := range w.web.Sim.Truth() {
+		if a.SiteCode == "qingcheng" && a.DeptPath == "qcfgw" && a.ColumnID == "2852" {
+			newest = a.Title
+		}
+	}
+	b.do("preview a column", chromedp.Click(chromedp.CSS(`button[formaction="/admin/catalog/`+strconv.FormatInt(preview, 10)+`/preview"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#column-preview-dialog table.preview-items`)))
+	if s := b.text(`#column-preview-dialog`); newest == "" || !strings.Contains(s, newest) || !strings.Contains(s, "政策解读") {
+		t.Errorf("the preview dialog shows:\n%s\nwant the column's article %q", s, newest)
+	}
+	if loc, _ := chromedp.Run(b.tab, chromedp.Location()); !strings.HasSuffix(loc, "/admin/catalog") {
+		t.Errorf("the preview left the catalog for %s; want it shown in a dialog", loc)
+	}
+	b.shoot("t7b-catalog-preview")
+	b.do("close the preview", chromedp.Click(chromedp.CSS(`#column-preview-dialog form[method=dialog] button`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`#column-preview-dialog`)))
 	b.do("subscribe with a pending column", chromedp.Click(chromedp.CSS(box("3001"))), chromedp.Click(chromedp.CSS(box("4001"))),
 		chromedp.Click(chromedp.CSS(`.bulk-bar button.primary`)), chromedp.WaitVisible(chromedp.CSS(`section.refused`)))
 	if s := b.text(`section.refused`); !strings.Contains(s, "教育动态") {

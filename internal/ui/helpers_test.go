@@ -19,6 +19,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/config"
+	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
@@ -116,6 +117,7 @@ type world struct {
 	h        http.Handler
 	now      time.Time
 	cfgDir   string
+	web      *crawltest.World // the simulated web, in a simWorld
 }
 
 // Hosts the world seeds.

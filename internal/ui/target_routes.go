@@ -22,4 +22,5 @@ func (c *console) targetRoutes(mux *http.ServeMux, v, o auth.Role) {
 	mux.Handle("GET "+Prefix+"/catalog", c.require(v, c.catalogList))
 	mux.Handle("POST "+Prefix+"/catalog/subscribe", c.require(o, c.catalogSubscribe))
 	mux.Handle("POST "+Prefix+"/catalog/unsubscribe", c.require(o, c.catalogUnsubscribe))
+	mux.Handle("POST "+Prefix+"/catalog/{id}/preview", c.require(o, c.catalogPreview))
 }

@@ -49,10 +49,10 @@ func simWorld(t *testing.T, st *store.Store) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(q.Close)
-	w := &world{st: st, q: q, sessions: newTestSessions(), now: time.Now(), cfgDir: cfg}
+	w := &world{st: st, q: q, sessions: newTestSessions(), now: time.Now(), cfgDir: cfg, web: cw}
 	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now },
-		Targets: &target.Service{Store: st, Validate: cw.Crawler(nil).Validate, Location: shanghai()}})
+		Targets: &target.Service{Store: st, Validate: cw.Crawler(nil).Validate, List: cw.Crawler(nil).PreviewColumn, Location: shanghai()}})
 	if err != nil {
 		t.Fatal(err)
 	}

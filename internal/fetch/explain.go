@@ -1,27 +1,42 @@
-package onboard
+package fetch
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"net"
-
-	"zhizhi/internal/fetch"
 )
 
-// plainProblem says in the person's words why a request did not get an
-// answer; the fetcher's own sentence follows for whoever digs further.
-func plainProblem(err error) string {
+// StatusError is a site's answer whose status is not a success (nor a
+// 304 to a conditional request).
+type StatusError struct {
+	URL    string
+	Status int
+}
+
+func (e *StatusError) Error() string { return fmt.Sprintf("%s answered HTTP %d", e.URL, e.Status) }
+
+// Explain says in the reader's words (the console's Chinese) why a request
+// failed; the fetcher's own sentence follows for whoever digs further. what
+// names the page asked for (首页, 栏目列表 …) when the site answered with an
+// error status; empty means 页面.
+func Explain(what string, err error) string {
 	var (
-		re    *fetch.RobotsError
-		rf    *fetch.RefusedError
-		be    *fetch.BlockedError
-		large *fetch.ErrTooLarge
+		se    *StatusError
+		re    *RobotsError
+		rf    *RefusedError
+		be    *BlockedError
+		large *ErrTooLarge
 		op    *net.OpError
 		dns   *net.DNSError
 	)
 	switch {
-	case errors.Is(err, fetch.ErrCaptcha):
+	case errors.As(err, &se):
+		if what == "" {
+			what = "页面"
+		}
+		return ExplainStatus(what, se.Status)
+	case errors.Is(err, ErrCaptcha):
 		return "网站要求输入验证码，已停止访问该网站，需有人查看并在“主机”页解除后再试"
 	case errors.As(err, &re) && re.Unreachable:
 		return "无法读取该网站的 robots.txt（网站连不上或出错），按礼貌规则暂不访问：" + re.Error()
@@ -31,15 +46,15 @@ func plainProblem(err error) string {
 		return "地址被安全检查拒绝（例如内网地址）：" + rf.Error()
 	case errors.As(err, &be):
 		return "该网站正处于退避或熔断中，暂不访问：" + be.Error()
-	case errors.Is(err, fetch.ErrNoBrowser):
+	case errors.Is(err, ErrNoBrowser):
 		return "该网站需要用浏览器访问（Cookie 挑战），但本机没有可用的 Chromium"
-	case errors.Is(err, fetch.ErrChallengeNotCleared):
+	case errors.Is(err, ErrChallengeNotCleared):
 		return "浏览器也没能通过该网站的 Cookie 挑战"
-	case errors.Is(err, fetch.ErrTimeout):
+	case errors.Is(err, ErrTimeout):
 		return "请求超时，网站可能无法访问"
 	case errors.As(err, &large):
 		return "页面过大，已停止读取"
-	case errors.Is(err, fetch.ErrTooManyRedirects):
+	case errors.Is(err, ErrTooManyRedirects):
 		return "重定向次数过多"
 	case errors.Is(err, context.Canceled):
 		return "已取消"
@@ -51,8 +66,8 @@ func plainProblem(err error) string {
 	return "读取失败：" + err.Error()
 }
 
-// statusProblem says what an HTTP error status means for the page asked.
-func statusProblem(what string, status int) string {
+// ExplainStatus says what an HTTP error status means for the page asked.
+func ExplainStatus(what string, status int) string {
 	switch {
 	case status == 404:
 		return fmt.Sprintf("%s不存在（HTTP 404）", what)
