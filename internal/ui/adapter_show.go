@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
 )
 
 type fieldMap struct{ Field, Key string }
@@ -15,15 +17,32 @@ type adapterData struct {
 	Fields    []fieldMap
 	Selectors []fieldMap
 	YAML      yamlFile
+	// SiteChecks pairs each site using the adapter with its last check
+	// (nil when it was never checked).
+	SiteChecks []siteCheck
+}
+
+type siteCheck struct {
+	Site  model.Site
+	Check *store.AdapterCheck
 }
 
 // adapterShow is one adapter: how it recognises its CMS, how list items map
 // to article fields, and its YAML (read-only).
 func (c *console) adapterShow(w http.ResponseWriter, r *http.Request) {
+	flash := ""
+	if r.URL.Query().Get("checked") != "" {
+		flash = "探测完成：各站点首页的识别结果见下方“站点探测”。"
+	}
+	c.adapterShowWith(w, r, http.StatusOK, r.PathValue("id"), flash, "")
+}
+
+// adapterShowWith shows adapter id's page with a flash or an error line.
+func (c *console) adapterShowWith(w http.ResponseWriter, r *http.Request, status int, id, flash, msg string) {
 	b := c.bundle()
 	var a *config.Adapter
 	if b != nil {
-		a = b.CMS[r.PathValue("id")]
+		a = b.CMS[id]
 	}
 	if a == nil {
 		c.notFound(w, r, "配置目录中没有这个适配器（或其文件有误，请运行 zhizhi config lint）。")
@@ -35,6 +54,15 @@ func (c *console) adapterShow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := adapterData{adapterRow: rows[0], YAML: readYAML(a.Path)}
+	for _, site := range d.Sites {
+		sc := siteCheck{Site: site}
+		for i := range d.Checks {
+			if d.Checks[i].SiteID == site.ID {
+				sc.Check = &d.Checks[i]
+			}
+		}
+		d.SiteChecks = append(d.SiteChecks, sc)
+	}
 	if rel, err := filepath.Rel(filepath.Dir(c.configDir), a.Path); err == nil {
 		d.YAML.Path = filepath.ToSlash(rel)
 	}
@@ -49,5 +77,5 @@ func (c *console) adapterShow(w http.ResponseWriter, r *http.Request) {
 			d.Selectors = append(d.Selectors, s)
 		}
 	}
-	c.render(w, r, http.StatusOK, "adapter", page{Title: "适配器 · " + a.AdapterID, Active: "adapters", Data: d})
+	c.render(w, r, status, "adapter", page{Title: "适配器 · " + a.AdapterID, Active: "adapters", Flash: flash, Error: msg, Data: d})
 }

@@ -234,7 +234,17 @@ func TestTargetsInChromium(t *testing.T) {
 	}
 	b.shoot("t9-catalog-subscribed")
 
-	b.do("filter by a tag", chromedp.Click(chromedp.CSS(`aside.tag-cloud a.tag:first-of-type`)),
+	// 跑探测脚本 on the adapter's page checks its sites' home pages.
+	b.do("run the adapter's detection", chromedp.Navigate(srv.URL+"/admin/adapters/gkmlpt"),
+		chromedp.WaitVisible(chromedp.CSS(`#run-detect`)), chromedp.Click(chromedp.CSS(`#run-detect`)),
+		chromedp.WaitVisible(chromedp.CSS(`.flash.ok`)))
+	if s := b.text(`#checks`); !strings.Contains(s, "识别通过") || !strings.Contains(s, "清远市清城区人民政府") {
+		t.Errorf("after the detection run the adapter page shows:\n%s", s)
+	}
+	b.shoot("t10-adapter-detect")
+
+	b.do("filter by a tag", chromedp.Navigate(srv.URL+"/admin/catalog"), chromedp.WaitVisible(chromedp.CSS(`aside.tag-cloud`)),
+		chromedp.Click(chromedp.CSS(`aside.tag-cloud a.tag:first-of-type`)),
 		chromedp.WaitVisible(chromedp.CSS(`aside.tag-cloud a.tag.active`)))
 	if loc, _ := chromedp.Run(b.tab, chromedp.Location()); !strings.Contains(loc, "tag=") {
 		t.Errorf("a click on a tag led to %s", loc)

@@ -136,6 +136,7 @@ func (c *console) routes() http.Handler {
 	mux.Handle("POST "+Prefix+"/hosts/{host}/clear", c.require(a, c.hostClear))
 	mux.Handle("GET "+Prefix+"/adapters", c.require(v, c.adapterList))
 	mux.Handle("GET "+Prefix+"/adapters/{id}", c.require(v, c.adapterShow))
+	mux.Handle("POST "+Prefix+"/adapters/{id}/detect", c.require(o, c.adapterDetect))
 	mux.Handle("GET "+Prefix+"/onboard", c.require(o, c.onboardNew))
 	mux.Handle("POST "+Prefix+"/onboard", c.require(o, c.onboardCreate))
 	mux.Handle("GET "+Prefix+"/onboard/departments", c.require(o, c.onboardDeptSearch))
