@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"zhizhi/internal/config"
@@ -65,36 +66,67 @@ type Notification struct {
 	Lines   []string  `json:"lines"` // the body, Chinese
 }
 
-// Alerter evaluates the rules of one configuration against one database
-// and delivers the resulting notifications.
+// Alerter evaluates the alert rules against one database and delivers the
+// resulting notifications, by the configuration in force: the one it was
+// made with, or the last one Reconfigure took. Without one (no
+// alerts.yaml) it evaluates and delivers nothing.
 type Alerter struct {
-	Store  *store.Store
-	Config *config.Alerts
+	Store *store.Store
 	// HTTP delivers messages; default: a client with a 10 s timeout.
 	HTTP *http.Client
 	// Now stamps signatures at delivery; default time.Now.
 	Now func() time.Time
+
+	cfg atomic.Pointer[config.Alerts]
 }
 
 // New returns an Alerter for cfg, refusing a configuration that could not
 // deliver: no webhook, or a webhook whose address comes from an
 // environment variable that is not set.
 func New(st *store.Store, cfg *config.Alerts) (*Alerter, error) {
-	if cfg == nil || len(cfg.Webhooks) == 0 {
+	if cfg == nil {
 		return nil, errors.New("alerts: no webhook configured (config/alerts.yaml)")
+	}
+	a := &Alerter{Store: st}
+	if err := a.Reconfigure(cfg); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Reconfigure puts cfg in force for the next evaluation and delivery; nil
+// turns alerting off (conditions already raised are kept, and told once a
+// configuration is back). A configuration that could not deliver is
+// refused and the one in force stays.
+func (a *Alerter) Reconfigure(cfg *config.Alerts) error {
+	if cfg != nil {
+		if err := checkDeliverable(cfg); err != nil {
+			return err
+		}
+	}
+	a.cfg.Store(cfg)
+	return nil
+}
+
+// Config is the configuration in force; nil when alerting is off.
+func (a *Alerter) Config() *config.Alerts { return a.cfg.Load() }
+
+func checkDeliverable(cfg *config.Alerts) error {
+	if len(cfg.Webhooks) == 0 {
+		return errors.New("alerts: no webhook configured (config/alerts.yaml)")
 	}
 	for _, w := range cfg.Webhooks {
 		if w.URL == "" {
 			if w.URLEnv != "" {
-				return nil, fmt.Errorf("alerts: webhook %s: environment variable %s is not set — set it to the webhook address, or remove the webhook from %s", w.Name, w.URLEnv, cfg.File)
+				return fmt.Errorf("alerts: webhook %s: environment variable %s is not set — set it to the webhook address, or remove the webhook from %s", w.Name, w.URLEnv, cfg.File)
 			}
-			return nil, fmt.Errorf("alerts: webhook %s has no address — fix %s (zhizhi config lint)", w.Name, cfg.File)
+			return fmt.Errorf("alerts: webhook %s has no address — fix %s (zhizhi config lint)", w.Name, cfg.File)
 		}
 		if w.SecretEnv != "" && w.Secret == "" {
-			return nil, fmt.Errorf("alerts: webhook %s: environment variable %s is not set — set it to the signing secret, or remove secret_env from %s", w.Name, w.SecretEnv, cfg.File)
+			return fmt.Errorf("alerts: webhook %s: environment variable %s is not set — set it to the signing secret, or remove secret_env from %s", w.Name, w.SecretEnv, cfg.File)
 		}
 	}
-	return &Alerter{Store: st, Config: cfg}, nil
+	return nil
 }
 
 // Request classes that are zhizhi refusing to send a request (robots.txt,
@@ -127,7 +159,10 @@ type event struct {
 // process that dies in between loses nothing, Unqueued returns them again.
 func (a *Alerter) Evaluate(ctx context.Context, now time.Time) ([]Notification, error) {
 	var events []event
-	cfg := a.Config
+	cfg := a.cfg.Load()
+	if cfg == nil {
+		return nil, nil
+	}
 	for _, rr := range []struct {
 		rule string
 		cfg  config.RateRule
@@ -170,15 +205,18 @@ func (a *Alerter) Evaluate(ctx context.Context, now time.Time) ([]Notification, 
 	}
 	var out []Notification
 	for _, e := range events {
-		out = append(out, a.fanOut(e, now)...)
+		out = append(out, fanOut(cfg, e, now)...)
 	}
 	return out, nil
 }
 
-// fanOut is e's notification for every webhook.
-func (a *Alerter) fanOut(e event, at time.Time) []Notification {
+// fanOut is e's notification for every webhook of cfg.
+func fanOut(cfg *config.Alerts, e event, at time.Time) []Notification {
+	if cfg == nil {
+		return nil
+	}
 	var out []Notification
-	for _, w := range a.Config.Webhooks {
+	for _, w := range cfg.Webhooks {
 		out = append(out, Notification{Webhook: w.Name, Key: e.key, Rule: e.rule, Subject: e.subject, State: e.state,
 			Episode: e.episode, At: at.UTC(), Title: e.title, Lines: e.lines})
 	}
@@ -196,13 +234,14 @@ func (a *Alerter) Unqueued(ctx context.Context) ([]Notification, error) {
 	if err != nil {
 		return nil, fmt.Errorf("alerts: %w", err)
 	}
+	cfg := a.cfg.Load()
 	var out []Notification
 	for _, n := range notices {
 		e := event{key: n.Key, rule: n.Rule, subject: n.Subject, state: Resolved, episode: n.Episode, title: n.Title, lines: n.Lines}
 		if n.Firing {
 			e.state = Firing
 		}
-		out = append(out, a.fanOut(e, n.At)...)
+		out = append(out, fanOut(cfg, e, n.At)...)
 	}
 	return out, nil
 }
@@ -380,7 +419,11 @@ func sortEvents(evs []event) {
 
 // Send delivers n to the webhook it names.
 func (a *Alerter) Send(ctx context.Context, n Notification) error {
-	for _, w := range a.Config.Webhooks {
+	var hooks []config.Webhook
+	if cfg := a.cfg.Load(); cfg != nil {
+		hooks = cfg.Webhooks
+	}
+	for _, w := range hooks {
 		if w.Name == n.Webhook {
 			now := time.Now
 			if a.Now != nil {

@@ -189,12 +189,12 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return exitCode(1, fmt.Sprintf("serve: cannot listen on %s (--listen / ZHIZHI_LISTEN): %v", o.listen, err))
 	}
-	var alerter *alert.Alerter
-	if b.Alerts != nil {
-		if alerter, err = alert.New(st, b.Alerts); err != nil {
-			ln.Close()
-			return exitCode(2, "serve: "+err.Error())
-		}
+	// Alerts follow alerts.yaml as the configuration is read again (SIGHUP,
+	// `config sync`); without the file nothing is raised until it appears.
+	alerter := &alert.Alerter{Store: st}
+	if err := alerter.Reconfigure(b.Alerts); err != nil {
+		ln.Close()
+		return exitCode(2, "serve: "+err.Error())
 	}
 	var q *queue.Queue
 	m := metrics.New(metrics.Options{Store: st, Logger: slog.Default(),
@@ -223,7 +223,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		return err
 	}
 	defer client.Close() // stops Chromium and removes its profile
-	live, err := liveConfig(st, b, generation, client)
+	live, err := liveConfig(st, b, generation, client, alerter)
 	if err != nil {
 		ln.Close()
 		return err
