@@ -110,7 +110,7 @@ func TestTargetsInChromium(t *testing.T) {
 	b := openBrowser(t)
 	w := simWorld(t, storetest.SQLite(t))
 	reg := seedCatalog(t, w.st)
-	preview := addColumn(t, w.st, "qingcheng", "qcfgw", "2852", "政策解读")
+	preview := storetest.CatalogColumn(t, w.st, "qingcheng", "qcfgw", "2852", "政策解读")
 	mux := http.NewServeMux()
 	mux.Handle("/admin/", w.h) // as `zhizhi serve` mounts it
 	srv := httptest.NewServer(mux)

@@ -1,45 +1,13 @@
 package ui
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
-	"zhizhi/internal/model"
-	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
-
-// addColumn puts a column of one of the simulated web's site departments
-// into the catalog, as a crawl of the department's index would.
-func addColumn(t *testing.T, st *store.Store, siteCode, deptPath, columnID, name string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	site, err := st.SiteByCode(ctx, siteCode)
-	if err != nil {
-		t.Fatal(err)
-	}
-	depts, err := st.ListSiteDepartments(ctx, site.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range depts {
-		if d.DeptPath != deptPath {
-			continue
-		}
-		col := &model.ColumnRegistry{AdapterID: "gkmlpt", SiteID: site.ID, SiteDepartmentID: &d.ID, ColumnID: columnID,
-			ColumnName: name, AdminLevel: "county", PostCount: 4, Active: true, LastSeenAt: time.Now()}
-		if err := st.UpsertColumnRegistry(ctx, col); err != nil {
-			t.Fatal(err)
-		}
-		return col.ID
-	}
-	t.Fatalf("site %s has no department %s", siteCode, deptPath)
-	return 0
-}
 
 // TestCatalogPreview: an operator's 预览文章 on a catalog row reads the
 // column's newest page from the (simulated) site and shows its articles;
@@ -47,8 +15,8 @@ func addColumn(t *testing.T, st *store.Store, siteCode, deptPath, columnID, name
 // not make the console ask a site for anything.
 func TestCatalogPreview(t *testing.T) {
 	w := simWorld(t, storetest.SQLite(t))
-	id := addColumn(t, w.st, "yingde", "ydjyj", "3202", "人事招聘")
-	gone := addColumn(t, w.st, "yingde", "ydjyj", "3299", "已撤销栏目")
+	id := storetest.CatalogColumn(t, w.st, "yingde", "ydjyj", "3202", "人事招聘")
+	gone := storetest.CatalogColumn(t, w.st, "yingde", "ydjyj", "3299", "已撤销栏目")
 	path := "/admin/catalog/" + strconv.FormatInt(id, 10) + "/preview"
 
 	op := w.login(t, "operator")
