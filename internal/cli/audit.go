@@ -74,12 +74,13 @@ Exit codes: 0 done, 1 the database could not be read or written.`,
 				return err
 			}
 			defer st.Close()
-			s := &ledger.Sealer{Store: st, Human: humanLedger(st)}
-			sealed, err := s.SealDue(ctx)
 			out := cmd.OutOrStdout()
-			for _, d := range sealed {
-				fmt.Fprintf(out, "audit seal: sealed %s\n", d)
-			}
+			// Each day is told as it is stored: a backlog of months takes a
+			// while, and what was printed stays sealed whatever happens next.
+			s := &ledger.Sealer{Store: st, Human: humanLedger(st), Sealed: func(day string) {
+				fmt.Fprintf(out, "audit seal: sealed %s\n", day)
+			}}
+			sealed, err := s.SealDue(ctx)
 			if err != nil {
 				return exitCode(1, "audit seal: "+err.Error())
 			}

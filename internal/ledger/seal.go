@@ -44,6 +44,9 @@ type Sealer struct {
 	Human HumanSource
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Sealed, when set, hears of each day as soon as it is stored: a
+	// backlog of months takes a while, and a person wants to see it move.
+	Sealed func(day string)
 }
 
 // SealDue seals, oldest first, every day that is over (plus Grace) and not
@@ -85,6 +88,9 @@ func (s *Sealer) SealDue(ctx context.Context) (sealed []string, err error) {
 		}
 		if done {
 			sealed = append(sealed, day)
+			if s.Sealed != nil {
+				s.Sealed(day)
+			}
 		}
 	}
 	return sealed, nil
