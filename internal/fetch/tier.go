@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"zhizhi/internal/browser"
 	"zhizhi/internal/model"
@@ -395,6 +396,15 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		Tier:      TierBrowser,
 		WireBytes: wire,
 		Duration:  dur,
+	}
+	if req.Head && req.MaxBytes > 0 && int64(len(resp.Body)) > req.MaxBytes {
+		// Chromium reads a page whole; the head read keeps what a direct
+		// one would have, cut on a character boundary.
+		cut := int(req.MaxBytes)
+		for cut > 0 && !utf8.RuneStart(resp.Body[cut]) {
+			cut--
+		}
+		resp.Body, resp.Truncated = resp.Body[:cut], true
 	}
 	if page.Status == http.StatusOK && req.Purpose != model.PurposeRobots {
 		if err := c.noteURLState(ctx, u.String(), resp, nil); err != nil {
