@@ -8,8 +8,6 @@ import (
 
 	"zhizhi/internal/alert"
 	"zhizhi/internal/config"
-	"zhizhi/internal/model"
-	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -23,16 +21,8 @@ func TestReconfigure(t *testing.T) {
 	st := storetest.SQLite(t)
 	ctx := context.Background()
 	rcv := newReceiver(t)
-	site := &model.Site{SiteCode: "gd_ref", SiteName: "广东省人民政府", BaseURL: "https://www.gd.gov.test",
-		SiteRole: model.RoleProvinceRef, YAMLPath: "config/sites/gd_ref.yaml", Access: model.AccessSummary, Enabled: true}
-	if err := st.WithTx(ctx, func(tx *store.Tx) error { _, _, err := tx.UpsertSite(ctx, site); return err }); err != nil {
-		t.Fatal(err)
-	}
 	t0 := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
-	if err := st.RecordTakedown(ctx, &model.Takedown{SiteID: site.ID, Scope: model.TakedownSite,
-		Requester: "广东省政务服务和数据管理局", RecordedBy: "user:alice", ReceivedAt: t0}); err != nil {
-		t.Fatal(err)
-	}
+	openTakedown(t, st, t0)
 	overdue := t0.Add(40 * time.Hour) // 8 h before the 48 h deadline
 
 	a := &alert.Alerter{Store: st}

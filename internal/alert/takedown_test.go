@@ -26,17 +26,8 @@ func TestTakedownDeadlineAlert(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		site := &model.Site{SiteCode: "gd_ref", SiteName: "广东省人民政府", BaseURL: "https://www.gd.gov.test",
-			SiteRole: model.RoleProvinceRef, YAMLPath: "config/sites/gd_ref.yaml", Access: model.AccessSummary, Enabled: true}
-		if err := st.WithTx(ctx, func(tx *store.Tx) error { _, _, err := tx.UpsertSite(ctx, site); return err }); err != nil {
-			t.Fatal(err)
-		}
 		t0 := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
-		k := &model.Takedown{SiteID: site.ID, Scope: model.TakedownSite, Requester: "广东省政务服务和数据管理局",
-			RecordedBy: "user:alice", ReceivedAt: t0}
-		if err := st.RecordTakedown(ctx, k); err != nil {
-			t.Fatal(err)
-		}
+		k := openTakedown(t, st, t0)
 		hooks := len(cfg.Webhooks)
 		// 35 h 59 min after receipt: more than 12 h left, no alert.
 		if ns := evaluate(t, a, t0.Add(35*time.Hour+59*time.Minute)); len(ns) != 0 {
@@ -61,4 +52,22 @@ func TestTakedownDeadlineAlert(t *testing.T) {
 		}
 		wantText(t, resolved[0], "下架请求已执行")
 	})
+}
+
+// openTakedown records, at t0, the provincial portal's request to take all
+// its cards down, not yet carried out.
+func openTakedown(t *testing.T, st *store.Store, t0 time.Time) *model.Takedown {
+	t.Helper()
+	ctx := context.Background()
+	site := &model.Site{SiteCode: "gd_ref", SiteName: "广东省人民政府", BaseURL: "https://www.gd.gov.test",
+		SiteRole: model.RoleProvinceRef, YAMLPath: "config/sites/gd_ref.yaml", Access: model.AccessSummary, Enabled: true}
+	if err := st.WithTx(ctx, func(tx *store.Tx) error { _, _, err := tx.UpsertSite(ctx, site); return err }); err != nil {
+		t.Fatal(err)
+	}
+	k := &model.Takedown{SiteID: site.ID, Scope: model.TakedownSite, Requester: "广东省政务服务和数据管理局",
+		RecordedBy: "user:alice", ReceivedAt: t0}
+	if err := st.RecordTakedown(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	return k
 }
