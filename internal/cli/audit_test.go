@@ -36,18 +36,13 @@ func TestAuditCommands(t *testing.T) {
 		st.Close()
 
 		run := func(args ...string) (string, int, string) {
-			settings = Settings{}
-			root := newRootCmd()
-			var out bytes.Buffer
-			root.SetOut(&out)
-			root.SetArgs(append([]string{"--data-dir", dir, "--database-url", dsn}, args...))
-			err := root.Execute()
+			out, err := runInProcess(append([]string{"--data-dir", dir, "--database-url", dsn}, args...)...)
 			var ee *exitError
 			switch {
 			case err == nil:
-				return out.String(), 0, ""
+				return out, 0, ""
 			case errors.As(err, &ee):
-				return out.String(), ee.code, ee.msg
+				return out, ee.code, ee.msg
 			}
 			t.Fatalf("%v: %v", args, err)
 			return "", 0, ""

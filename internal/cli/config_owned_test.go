@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,13 +30,7 @@ func TestConfigLintOwned(t *testing.T) {
 		}
 	}
 	lint := func(resolve string) (string, error) {
-		settings = Settings{}
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetArgs([]string{"--resolve", resolve, "config", "lint", "--dir", dir})
-		err := root.Execute()
-		return out.String(), err
+		return runInProcess("--resolve", resolve, "config", "lint", "--dir", dir)
 	}
 	out, err := lint("")
 	var ee *exitError

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,13 +31,7 @@ func TestFetchCommand(t *testing.T) {
 		}
 	}
 	run := func(args ...string) (string, error) {
-		settings = Settings{}
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetArgs(append(append([]string{}, base...), args...))
-		err := root.Execute()
-		return out.String(), err
+		return runInProcess(append(append([]string{}, base...), args...)...)
 	}
 	tests := []struct {
 		name    string

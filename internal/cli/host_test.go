@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"path/filepath"
@@ -32,13 +31,7 @@ func TestHostListAndClear(t *testing.T) {
 	st.Close()
 
 	run := func(args ...string) (string, error) {
-		settings = Settings{}
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetArgs(append([]string{"--data-dir", dir, "--database-url", dsn}, args...))
-		err := root.Execute()
-		return out.String(), err
+		return runInProcess(append([]string{"--data-dir", dir, "--database-url", dsn}, args...)...)
 	}
 	out, err := run("host", "list")
 	if err != nil {
@@ -84,14 +77,8 @@ func TestHostListShowsRobotsUnreachable(t *testing.T) {
 	dir := t.TempDir()
 	dsn := "sqlite://" + filepath.Join(dir, "z.db")
 	run := func(args ...string) (string, error) {
-		settings = Settings{}
-		root := newRootCmd()
-		var out bytes.Buffer
-		root.SetOut(&out)
-		root.SetArgs(append([]string{"--data-dir", dir, "--database-url", dsn, "--resolve", gone + "=" + addr,
-			"--config-dir", filepath.Join(dir, "none"), "--chromium", filepath.Join(dir, "no-chromium")}, args...))
-		err := root.Execute()
-		return out.String(), err
+		return runInProcess(append([]string{"--data-dir", dir, "--database-url", dsn, "--resolve", gone + "=" + addr,
+			"--config-dir", filepath.Join(dir, "none"), "--chromium", filepath.Join(dir, "no-chromium")}, args...)...)
 	}
 	_, err = run("fetch", "http://"+gone+"/zwgk/")
 	if err == nil || !strings.Contains(err.Error(), "connection refused — robots.txt unreachable, not crawling this host (fail-closed)") ||
