@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,7 +21,7 @@ import (
 func init() { register(newCrawlCmd) }
 
 func newCrawlCmd() *cobra.Command {
-	var all, full, enqueue bool
+	var all, full, enqueue, retryFailed bool
 	var siteCode, targetCode string
 	cmd := &cobra.Command{
 		Use:   "crawl (--all | --site CODE | --target CODE)",
@@ -39,6 +40,12 @@ Ctrl-C (SIGINT) or SIGTERM stops it gracefully: no new work starts, requests
 under way get up to 10 seconds to finish, what was collected is kept, the
 table so far is printed and the browser is stopped. A second Ctrl-C stops at
 once. Run it again to go on.
+
+An article whose fetch failed is tried again on its own schedule: 5, 10, 20
+and 40 minutes after a passing fault of the site (5xx, 429, the network), then
+1 h, 2 h, 4 h … at most 7 days apart; other failures start at 1 h. The table
+lists the articles that wait for a retry and when. --retry-failed makes them
+due now and fetches them in this run (host limits and backoff still apply).
 
 ` + crawlExitHelp,
 		Args: cobra.NoArgs,
@@ -78,6 +85,17 @@ once. Run it again to go on.
 				}
 				return exitCode(2, "crawl: "+what+" — run `zhizhi config sync` (and `zhizhi target list` to see them)")
 			}
+			if retryFailed {
+				ids := make([]int64, len(targets))
+				for i, t := range targets {
+					ids[i] = t.ID
+				}
+				n, err := st.RetryFailedNow(ctx, ids, time.Now())
+				if err != nil {
+					return exitCode(1, "crawl --retry-failed: "+err.Error())
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "crawl: %d 篇失败的文章现在重试 (failed articles due now)\n", n)
+			}
 			if enqueue {
 				if full {
 					return exitCode(2, "crawl: --full and --enqueue do not go together (a queued crawl walks the lists as a scheduled one does)")
@@ -95,6 +113,7 @@ once. Run it again to go on.
 	cmd.Flags().StringVar(&siteCode, "site", "", "the enabled targets of one site")
 	cmd.Flags().StringVar(&targetCode, "target", "", "one target")
 	cmd.Flags().BoolVar(&enqueue, "enqueue", false, "do not crawl here: queue the crawls ahead of the scheduled ones for a running 'zhizhi serve' to do")
+	cmd.Flags().BoolVar(&retryFailed, "retry-failed", false, "try the articles whose fetch failed now instead of at their retry time")
 	cmd.Flags().BoolVar(&full, "full", false, "walk every list page (up to the page limit) instead of stopping at articles already known; still fetches only new and due articles")
 	return cmd
 }
@@ -132,7 +151,8 @@ func enqueueCrawls(ctx context.Context, st *store.Store, targets []model.Target,
 const crawlExitHelp = `Exit status:
   0    every target asked for was crawled and every article stored (a column
        that robots.txt forbids counts as done: zhizhi obeyed it)
-  1    a target or at least one article failed; they are listed
+  1    a target or at least one article failed, or an article still waits
+       for a retry (it is missing until then); they are listed
   2    usage or configuration error (bad flags, broken configuration, an
        unknown target or site); nothing was crawled
   130  interrupted by Ctrl-C or SIGTERM; what was collected is kept`
@@ -184,6 +204,8 @@ func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
 			failed = append(failed, fmt.Sprintf("✗ %s: %v", r.TargetCode, r.Err))
 		case r.Failed > 0 || len(r.Problems) > 0:
 			failed = append(failed, fmt.Sprintf("⚠ %s: %d articles failed, %d problems (listed above)", r.TargetCode, r.Failed, len(r.Problems)))
+		case r.Retrying > 0:
+			failed = append(failed, fmt.Sprintf("⏳ %s: %d articles wait for a retry (listed above)", r.TargetCode, r.Retrying))
 		}
 		if r.Interrupted {
 			stopped++
@@ -201,6 +223,9 @@ func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
 			name, done, len(results), stopped, list))
 	}
 	if code == crawl.ExitFailed {
+		if n := crawl.RetryingTotal(results); n > 0 {
+			list += fmt.Sprintf("\n  %d articles are missing until their retry (`zhizhi crawl --retry-failed` tries them now)", n)
+		}
 		return exitCode(1, fmt.Sprintf("%s: %d of %d targets failed or lost articles:%s", name, len(failed), len(results), list))
 	}
 	return nil

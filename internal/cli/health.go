@@ -20,7 +20,7 @@ func newHealthCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "health",
-		Short: "List what needs a look: stale targets, failed targets, blocked hosts; exit 1 when anything is listed",
+		Short: "List what needs a look: stale targets, failed targets, articles waiting for a retry, blocked hosts; exit 1 when anything is listed",
 		Long: `Health reads the database and lists what needs a person's attention:
 
   stale targets    enabled columns with no new article for more than three
@@ -29,6 +29,9 @@ func newHealthCmd() *cobra.Command {
                    yielded an article counts from when it was added.
   failed targets   enabled columns whose last finished crawl failed (the
                    column itself, or any of its articles)
+  pending retries  articles of enabled columns whose fetch failed and that
+                   wait for a retry, with when it comes: they are missing
+                   until then ('zhizhi crawl --retry-failed' tries them now)
   hosts            hosts zhizhi is not asking now: backing off after errors,
                    breaker open, stopped by a CAPTCHA, robots.txt
                    unreachable, or flagged for review (a third breaker trip
@@ -64,8 +67,8 @@ Exit status:
 				return err
 			}
 			if n := rep.Problems(); n > 0 {
-				return exitCode(1, fmt.Sprintf("health: %d stale targets, %d failed targets, %d hosts with problems",
-					len(rep.Stale), len(rep.Failing), len(rep.Hosts)))
+				return exitCode(1, fmt.Sprintf("health: %d stale targets, %d failed targets, %d articles waiting for a retry, %d hosts with problems",
+					len(rep.Stale), len(rep.Failing), rep.RetriesWaiting, len(rep.Hosts)))
 			}
 			return nil
 		},
@@ -107,6 +110,25 @@ func writeHealth(w io.Writer, rep health.Report) error {
 		if err := t.write(w); err != nil {
 			return err
 		}
+		fmt.Fprintln(w)
+	}
+	if rep.RetriesWaiting > 0 {
+		fmt.Fprintf(w, "⏳ 待重试的文章 pending retries: %d（抓取失败，重试前缺失）\n", rep.RetriesWaiting)
+		t := &table{header: []string{"栏目 TARGET", "站点 SITE", "文章 URL", "失败次数", "下次重试", "原因 ERROR"}}
+		for _, e := range rep.Retries {
+			next := "—"
+			if e.NextAttemptAt != nil {
+				next = crawl.WhenText(*e.NextAttemptAt)
+			}
+			t.add(e.TargetCode, e.SiteCode, e.URL, fmt.Sprint(e.Attempts), next, oneLine(e.Error, 80))
+		}
+		if err := t.write(w); err != nil {
+			return err
+		}
+		if more := rep.RetriesWaiting - len(rep.Retries); more > 0 {
+			fmt.Fprintf(w, "… 另有 %d 篇（--json 列出前 %d 篇）\n", more, health.ListedRetries)
+		}
+		fmt.Fprintln(w, "到期后下次采集会自动重试；`zhizhi crawl --retry-failed --target CODE` 立即重试。")
 		fmt.Fprintln(w)
 	}
 	if len(rep.Hosts) > 0 {

@@ -90,6 +90,11 @@ type Result struct {
 	// Pending counts the target's links still to fetch after this run:
 	// never fetched (the run stopped) or failed and waiting for a retry.
 	Pending int
+	// Retrying counts those of them whose last attempt failed: articles
+	// known to be missing until their retry brings them. Retries names the
+	// first of them, soonest retry first.
+	Retrying int
+	Retries  []store.WaitingRetry
 	// Walk is how the list walk ended: end, known, limit; "" when it did
 	// not finish (an error, an interruption) and the next walk goes on.
 	Walk     string
@@ -231,6 +236,9 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	if counts, cerr := c.Store.FrontierCounts(context.WithoutCancel(ctx), t.ID); cerr == nil {
 		res.Pending = counts[store.FrontierNew] + counts[store.FrontierFailed]
 	}
+	if werr := c.noteRetries(ctx, t, &res); werr != nil {
+		err = errors.Join(err, werr)
+	}
 	if err != nil {
 		res.Err = err
 	}
@@ -240,9 +248,11 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	return res
 }
 
-// RecheckTarget revalidates the target's stored articles whose next check
-// is due, with conditional requests, without walking its lists. Serve runs
-// it as its own low-priority work beside the scheduled crawls.
+// RecheckTarget fetches the target's failed links whose retry is due, then
+// revalidates its stored articles whose next check is due (conditional
+// requests), without walking its lists. Serve runs it as its own work
+// beside the scheduled crawls, so a retry five minutes away is not left
+// until the next scheduled crawl.
 func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result) {
 	res = Result{TargetCode: t.TargetCode, Started: c.now()}
 	defer func() { res.Finished = c.now() }()
@@ -257,13 +267,36 @@ func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result
 		res.Err = err
 		return res
 	}
-	if err := j.recheck(ctx, map[int64]bool{}); err != nil {
+	done := map[int64]bool{}
+	err = j.retry(ctx, done)
+	if err == nil {
+		err = j.recheck(ctx, done)
+	}
+	if err != nil {
 		res.Err = err
 		if errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) {
 			res.Interrupted = true
 		}
 	}
+	if werr := c.noteRetries(ctx, t, &res); werr != nil && res.Err == nil {
+		res.Err = werr
+	}
 	return res
+}
+
+// listedRetries is how many of a target's links waiting for a retry a
+// result names.
+const listedRetries = 5
+
+// noteRetries records on res the target's links that wait for a retry
+// after the run.
+func (c *Crawler) noteRetries(ctx context.Context, t model.Target, res *Result) error {
+	list, n, err := c.Store.WaitingRetries(context.WithoutCancel(ctx), t.ID, listedRetries)
+	if err != nil {
+		return fmt.Errorf("links of %s waiting for a retry: %w", t.TargetCode, err)
+	}
+	res.Retrying, res.Retries = n, list
+	return nil
 }
 
 // setParser sets the target's detail parser without walking its lists.

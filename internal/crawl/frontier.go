@@ -21,11 +21,22 @@ import (
 // so a run stopped anywhere loses nothing: the next walk goes on past the
 // links an unfinished walk recorded, and the next work takes what is due.
 
-// Retry backoff of a failed link: 1 h after the first failure, doubling
-// with each further one, at most 7 days.
+// Retry backoff of a failed link. A passing fault of the site (5xx, 429,
+// the connection failing, an attachment failing so) is tried again soon:
+// 5 min after the first failure, then 10, 20 and 40 min, then on the slow
+// ladder from 1 h. Any other failure (the page does not parse, a 403, a
+// body over the size limit …) will not mend itself in minutes: it goes
+// straight to the slow ladder, 1 h after the first failure, doubling with
+// each further one, at most 7 days. Either way the request still waits for
+// the host's limiter and backoff: a retry is never asked sooner than the
+// host allows.
 const (
 	RetryBase = time.Hour
 	RetryMax  = 7 * 24 * time.Hour
+	// TransientRetryBase is the first wait after a passing fault;
+	// TransientRetrySteps waits (doubling) come before the slow ladder.
+	TransientRetryBase  = 5 * time.Minute
+	TransientRetrySteps = 4
 	// DisallowedRecheck is when a link robots.txt forbade is looked at
 	// again: a robots.txt is cached for at most a day.
 	DisallowedRecheck = 24 * time.Hour
@@ -39,6 +50,17 @@ func RetryIn(failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, RetryMax)
+}
+
+// TransientRetryIn is the wait after a link failed for a passing reason
+// for the (failures)th time in a row: TransientRetryBase·2^(failures−1)
+// for the first TransientRetrySteps failures, then RetryIn of the
+// failures after them.
+func TransientRetryIn(failures int) time.Duration {
+	if failures <= TransientRetrySteps {
+		return TransientRetryBase << max(failures-1, 0)
+	}
+	return RetryIn(failures - TransientRetrySteps)
 }
 
 // walk is one list walk of a target in progress.
@@ -164,6 +186,36 @@ func (j *job) work(ctx context.Context) error {
 	return j.recheck(ctx, done)
 }
 
+// retry fetches the target's failed links whose retry is due, skipping the
+// links in done.
+func (j *job) retry(ctx context.Context, done map[int64]bool) error {
+	const batch = 200
+	for {
+		due, err := j.c.Store.DueRetries(ctx, j.target.ID, j.c.now(), batch)
+		if err != nil {
+			return err
+		}
+		progressed := false
+		for i := range due {
+			e := &due[i]
+			if done[e.ID] {
+				continue
+			}
+			if j.c.draining() {
+				return ErrInterrupted
+			}
+			done[e.ID] = true
+			progressed = true
+			if err := j.processEntry(ctx, e); err != nil {
+				return err
+			}
+		}
+		if !progressed {
+			return nil
+		}
+	}
+}
+
 // recheck revalidates the target's stored articles whose next check is due
 // (conditional requests), skipping the links in done.
 func (j *job) recheck(ctx context.Context, done map[int64]bool) error {
@@ -214,9 +266,18 @@ const (
 	classStore    = "store"
 )
 
-// failedMark is the frontier mark of a failed attempt.
-func (j *job) failedMark(e *store.FrontierEntry, class, msg string) store.FrontierMark {
-	next := j.c.now().Add(RetryIn(e.Attempts + 1))
+// failedMark is the frontier mark of a failed attempt; transient says the
+// fault is a passing one (5xx, 429, the network), retried within minutes.
+func (j *job) failedMark(e *store.FrontierEntry, class, msg string, transient bool) store.FrontierMark {
+	attempts := 0
+	if e != nil {
+		attempts = e.Attempts
+	}
+	wait := RetryIn(attempts + 1)
+	if transient {
+		wait = TransientRetryIn(attempts + 1)
+	}
+	next := j.c.now().Add(wait)
 	return store.FrontierMark{State: store.FrontierFailed, ErrorClass: class, Error: msg, NextAttemptAt: &next, Attempt: true}
 }
 
@@ -244,9 +305,9 @@ func (j *job) fetchFailure(e *store.FrontierEntry, resp *fetch.Response, err err
 	var big *fetch.ErrTooLarge
 	switch {
 	case errors.As(err, &big):
-		return j.failedMark(e, classTooLarge, err.Error())
+		return j.failedMark(e, classTooLarge, err.Error(), false)
 	case resp != nil && resp.Status != 0:
-		return j.failedMark(e, classHTTP, err.Error())
+		return j.failedMark(e, classHTTP, err.Error(), resp.Status == 429 || resp.Status >= 500)
 	}
-	return j.failedMark(e, classNetwork, err.Error())
+	return j.failedMark(e, classNetwork, err.Error(), true)
 }

@@ -56,7 +56,7 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 		msg := fmt.Sprintf(format, args...)
 		j.fail("%s: %s", norm, msg)
 		j.count(model.StatusFailed)
-		return j.markEntry(ctx, e, j.failedMark(e, class, msg))
+		return j.markEntry(ctx, e, j.failedMark(e, class, msg, false))
 	}
 
 	summary := j.site.Access != model.AccessFull
@@ -133,6 +133,7 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 	}
 
 	var atts []model.Attachment
+	attachmentRetry := false // failed only for an attachment's passing fault
 	if !summary {
 		var attProblems []string
 		var tooLarge, retry string
@@ -155,6 +156,7 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 			// An article and its attachments are one unit: not ready
 			// until every attachment that can be had is stored.
 			a.Status, a.StatusReason = model.StatusFailed, retry
+			attachmentRetry = true
 		}
 	}
 	a.HasAttachment = len(atts) > 0
@@ -170,7 +172,7 @@ func (j *job) processItem(ctx context.Context, e *store.FrontierEntry, item adap
 	}
 	mark := store.FrontierMark{State: store.FrontierFetched}
 	if a.Status == model.StatusFailed {
-		mark = j.failedMark(e, classContent, a.StatusReason)
+		mark = j.failedMark(e, classContent, a.StatusReason, attachmentRetry)
 	}
 	var entryID int64
 	if e != nil {

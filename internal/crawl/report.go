@@ -148,6 +148,8 @@ func WriteTable(w io.Writer, results []Result) {
 			status = "✗ 失败"
 		case r.Failed > 0 || len(r.Problems) > 0:
 			status = "⚠ 部分失败"
+		case r.Retrying > 0:
+			status = "⏳ 待重试"
 		}
 		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
 			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), fmt.Sprint(r.Pending), HumanBytes(r.Bytes), status})
@@ -196,6 +198,7 @@ func WriteTable(w io.Writer, results []Result) {
 	if tot.Pending > 0 {
 		fmt.Fprintf(w, "待办 %d：已发现但尚未抓取、或失败后等待重试的文章链接；下次运行时到期的会自动补上。\n", tot.Pending)
 	}
+	writeRetries(w, results)
 	interrupted := 0
 	for _, r := range results {
 		if r.Interrupted {
@@ -223,23 +226,91 @@ func WriteTable(w io.Writer, results []Result) {
 	}
 }
 
+// writeRetries names, per target, the articles that wait for a retry:
+// they are missing until it brings them.
+func writeRetries(w io.Writer, results []Result) {
+	for _, r := range results {
+		if r.Retrying == 0 {
+			continue
+		}
+		line := fmt.Sprintf("⏳ %s: %d 篇待重试", r.TargetCode, r.Retrying)
+		if len(r.Retries) > 0 && r.Retries[0].NextAttemptAt != nil {
+			line += fmt.Sprintf("（下次 %s）", WhenText(*r.Retries[0].NextAttemptAt))
+		}
+		fmt.Fprintln(w, line)
+		for _, e := range r.Retries {
+			when := "—"
+			if e.NextAttemptAt != nil {
+				when = WhenText(*e.NextAttemptAt)
+			}
+			fmt.Fprintf(w, "  ↻ %s — 已失败 %d 次，下次 %s：%s\n", e.URL, e.Attempts, when, oneLine(e.Error, 100))
+		}
+		if more := r.Retrying - len(r.Retries); more > 0 {
+			fmt.Fprintf(w, "  … 另有 %d 篇\n", more)
+		}
+	}
+	if RetryingTotal(results) > 0 {
+		fmt.Fprintln(w, "到期后下次运行会自动重试；`zhizhi crawl --retry-failed` 立即重试。")
+	}
+}
+
+// RetryingTotal counts the articles the results leave waiting for a retry.
+func RetryingTotal(results []Result) int {
+	n := 0
+	for _, r := range results {
+		n += r.Retrying
+	}
+	return n
+}
+
+// WhenText writes a time shown to a person: the clock time when it is
+// today, with the date otherwise.
+func WhenText(t time.Time) string {
+	t = t.Local()
+	if t.Format(time.DateOnly) == time.Now().Local().Format(time.DateOnly) {
+		return t.Format("15:04")
+	}
+	return t.Format("2006-01-02 15:04")
+}
+
+// oneLine keeps a message on one line and at most n display columns.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if DisplayWidth(s) <= n {
+		return s
+	}
+	var b strings.Builder
+	w := 0
+	for _, r := range s {
+		rw := DisplayWidth(string(r))
+		if w+rw > n-1 {
+			break
+		}
+		b.WriteRune(r)
+		w += rw
+	}
+	return b.String() + "…"
+}
+
 // Exit codes of a crawl run.
 const (
 	ExitOK          = 0   // everything asked for succeeded
-	ExitFailed      = 1   // a target or an article failed
+	ExitFailed      = 1   // a target or an article failed, or an article waits for a retry
 	ExitInterrupted = 130 // the run was interrupted (SIGINT, SIGTERM)
 )
 
 // ExitCode is the exit status a crawl's results call for: interrupted
-// first, then any failed target or article (a column robots.txt forbids is
-// not a failure: zhizhi obeyed), else success.
+// first, then any failed target or article, or an article still waiting
+// for a retry (it is known to be missing, whether or not this run tried
+// it), else success. A column robots.txt forbids is not a failure: zhizhi
+// obeyed.
 func ExitCode(results []Result) int {
 	code := ExitOK
 	for _, r := range results {
 		if r.Interrupted {
 			return ExitInterrupted
 		}
-		if r.Err != nil || r.Failed > 0 || len(r.Problems) > 0 {
+		if r.Err != nil || r.Failed > 0 || len(r.Problems) > 0 || r.Retrying > 0 {
 			code = ExitFailed
 		}
 	}

@@ -14,8 +14,8 @@ import (
 // keeps. ok is false for a target the run never started (it was stopped
 // before reaching it): there is no run to record.
 //
-// The outcome follows ExitCode: a target whose articles failed has failed
-// even when its lists were read, a column robots.txt forbids is blocked,
+// The outcome follows ExitCode: a target whose articles failed, or wait
+// for a retry, has failed even when its lists were read, a column robots.txt forbids is blocked,
 // not failed, and being stopped is neither.
 func RunRecord(t model.Target, r Result, runner string) (run store.TargetRun, ok bool) {
 	if r.Started.IsZero() {
@@ -32,7 +32,7 @@ func RunRecord(t model.Target, r Result, runner string) (run store.TargetRun, ok
 	switch {
 	case r.Interrupted:
 		run.Outcome = store.RunInterrupted
-	case r.Err != nil || r.Failed > 0 || len(r.Problems) > 0:
+	case r.Err != nil || r.Failed > 0 || len(r.Problems) > 0 || r.Retrying > 0:
 		run.Outcome = store.RunFailed
 		run.Error = runError(r)
 	case r.Blocked != "":
@@ -61,6 +61,9 @@ func runError(r Result) string {
 			s += "; " + p
 		}
 		parts = append(parts, s)
+	}
+	if r.Retrying > 0 {
+		parts = append(parts, fmt.Sprintf("%d articles wait for a retry", r.Retrying))
 	}
 	return strings.Join(parts, " — ")
 }

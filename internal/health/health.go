@@ -1,7 +1,8 @@
 // Package health owns zhizhi's health report: the enabled targets that
 // have gone stale (no new article for more than three times the cadence
 // their column is expected to publish at), the targets whose last run
-// failed, and the hosts zhizhi is not asking now, with why (backing off,
+// failed, the articles waiting for a retry after a failed fetch, and the
+// hosts zhizhi is not asking now, with why (backing off,
 // breaker open, a CAPTCHA, robots.txt unreachable, flagged for a person to
 // review). `zhizhi health`, the alerts and the metrics all read it from
 // Check, so they never disagree.
@@ -41,11 +42,22 @@ type Report struct {
 	Targets int             `json:"targets_checked"` // enabled targets looked at
 	Stale   []StaleTarget   `json:"stale_targets"`
 	Failing []FailingTarget `json:"failing_targets"`
-	Hosts   []HostIssue     `json:"hosts"`
+	// Retries are the article links of enabled targets whose last fetch
+	// failed, soonest retry first (at most ListedRetries of them):
+	// articles missing until their retry brings them. RetriesWaiting
+	// counts them all.
+	Retries        []store.WaitingRetry `json:"pending_retries"`
+	RetriesWaiting int                  `json:"pending_retries_total"`
+	Hosts          []HostIssue          `json:"hosts"`
 }
 
+// ListedRetries bounds the articles waiting for a retry a report names.
+const ListedRetries = 100
+
 // Problems counts what the report lists: zero means all is well.
-func (r Report) Problems() int { return len(r.Stale) + len(r.Failing) + len(r.Hosts) }
+func (r Report) Problems() int {
+	return len(r.Stale) + len(r.Failing) + r.RetriesWaiting + len(r.Hosts)
+}
 
 // StaleTarget is an enabled target that has been quiet too long.
 type StaleTarget struct {
@@ -104,7 +116,7 @@ func IsStale(quietSince time.Time, cadenceDays int, now time.Time) bool {
 // started watching it is as quiet as one whose newest article is that old,
 // while a target added yesterday gets the same grace period as any other.
 func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) {
-	rep := Report{At: now.UTC(), Stale: []StaleTarget{}, Failing: []FailingTarget{}, Hosts: []HostIssue{}}
+	rep := Report{At: now.UTC(), Stale: []StaleTarget{}, Failing: []FailingTarget{}, Retries: []store.WaitingRetry{}, Hosts: []HostIssue{}}
 	targets, err := st.HealthTargets(ctx)
 	if err != nil {
 		return rep, err
@@ -126,6 +138,10 @@ func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) 
 			rep.Failing = append(rep.Failing, FailingTarget{TargetCode: t.TargetCode, TargetName: t.TargetName,
 				SiteCode: t.SiteCode, Run: *t.LastRun})
 		}
+	}
+	rep.Retries, rep.RetriesWaiting, err = st.WaitingRetries(ctx, 0, ListedRetries)
+	if err != nil {
+		return rep, err
 	}
 	hosts, err := st.HostsNeedingAttention(ctx, now)
 	if err != nil {

@@ -191,3 +191,52 @@ func TestIsStale(t *testing.T) {
 		}
 	}
 }
+
+// An article whose fetch failed is listed, with its retry time, until a
+// retry brings it: health is not all well while an article is missing,
+// even when the target's last run did not try it. A disabled target's are
+// not listed.
+func TestHealthListsArticlesWaitingForARetry(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+		const host, code = "www.lianzhou.gov.test", "lianzhou_tzgg"
+		var article string
+		for _, a := range w.Sim.Truth() {
+			if a.TargetCode == code {
+				article = a.URL
+				break
+			}
+		}
+		path := article[len("http://"+host):]
+		if err := w.Sim.SetFault(host, sim.Fault{Kind: sim.Fault503, PathPrefix: path, Count: 1}); err != nil {
+			t.Fatal(err)
+		}
+		tg := targetByCode(t, st, code)
+		crawled := time.Now()
+		w.Crawler(nil).Run(ctx, []model.Target{*tg})
+		// A run right after leaves it waiting: its retry is minutes away.
+		w.Crawler(nil).Run(ctx, []model.Target{*tg})
+
+		rep, err := health.Check(ctx, st, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.RetriesWaiting != 1 || len(rep.Retries) != 1 || rep.Retries[0].URL != article || rep.Retries[0].TargetCode != code {
+			t.Fatalf("health lists %d waiting for a retry %+v, want %s of %s", rep.RetriesWaiting, rep.Retries, article, code)
+		}
+		next := rep.Retries[0].NextAttemptAt
+		if next == nil || next.Before(crawled.Add(5*time.Minute)) || next.After(time.Now().Add(5*time.Minute)) {
+			t.Errorf("next attempt at %v, want 5 minutes after the 503", next)
+		}
+		if rep.Problems() == 0 {
+			t.Error("health reports no problem while an article is missing")
+		}
+		if _, err := st.DB().ExecContext(ctx, `UPDATE crawl_target SET enabled = false WHERE target_code = '`+code+`'`); err != nil {
+			t.Fatal(err)
+		}
+		if rep, err = health.Check(ctx, st, time.Now()); err != nil || rep.RetriesWaiting != 0 {
+			t.Errorf("a disabled target's article is listed: %d (%v)", rep.RetriesWaiting, err)
+		}
+	})
+}

@@ -71,8 +71,10 @@ func (CrawlArgs) InsertOpts() river.InsertOpts {
 	}
 }
 
-// RecheckArgs revalidates a target's stored articles whose next check is
-// due. Unique per target while queued or running.
+// RecheckArgs fetches a target's failed links whose retry is due and
+// revalidates its stored articles whose next check is due. Unique per
+// target while queued or running; queued at PrioritySchedule when retries
+// are due.
 type RecheckArgs struct {
 	TargetID   int64  `json:"target_id" river:"unique"`
 	TargetCode string `json:"target_code"`

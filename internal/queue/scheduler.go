@@ -26,7 +26,7 @@ const DefaultTimeZone = "Asia/Shanghai"
 const catchUpWindow = 31 * 24 * time.Hour
 
 // Scheduler turns each enabled target's schedule_cron into crawl jobs, and
-// due re-checks into re-check jobs. It keeps no state of its own: the slot a
+// due re-checks and due retries of failed links into re-check jobs. It keeps no state of its own: the slot a
 // target was last queued for is in the database, so whichever process holds
 // River's leadership can run it, and a restart neither loses nor repeats a
 // slot.
@@ -42,6 +42,7 @@ type Scheduler struct {
 type TickResult struct {
 	Crawls    []string // target codes whose crawl was queued
 	Rechecks  []string // target codes whose re-check was queued
+	Retries   []string // target codes queued (a re-check job) for their failed links whose retry is due
 	Cancelled int      // queued jobs of disabled or removed targets
 	Problems  []string // targets with a schedule that does not parse
 }
@@ -88,11 +89,36 @@ func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
 		}
 		res.Crawls = append(res.Crawls, ts.Code)
 	}
+	// A failed link whose retry has come is fetched by the target's
+	// re-check job, at the priority of a scheduled crawl: an article known
+	// to be missing is not left for the next cron slot, nor behind every
+	// re-check of what is stored.
+	retries, err := s.Store.TargetsWithDueRetries(ctx, now)
+	if err != nil {
+		return res, err
+	}
+	retrying := map[int64]bool{}
+	for _, id := range retries {
+		if !enabled[id] {
+			continue
+		}
+		retrying[id] = true
+		r, err := s.Jobs.Insert(ctx, RecheckArgs{TargetID: id, TargetCode: codes[id]}, &river.InsertOpts{Priority: PrioritySchedule})
+		if err != nil {
+			return res, fmt.Errorf("queue retries of %s: %w", codes[id], err)
+		}
+		if !r.UniqueSkippedAsDuplicate {
+			res.Retries = append(res.Retries, codes[id])
+		}
+	}
 	due, err := s.Store.TargetsWithDueRechecks(ctx, now)
 	if err != nil {
 		return res, err
 	}
 	for _, id := range due {
+		if retrying[id] {
+			continue // its job does the re-checks too
+		}
 		if !enabled[id] {
 			continue
 		}
@@ -109,8 +135,8 @@ func (s *Scheduler) Tick(ctx context.Context) (TickResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if len(res.Crawls)+len(res.Rechecks)+res.Cancelled > 0 {
-		s.log().Info("schedule", "crawls", len(res.Crawls), "rechecks", len(res.Rechecks), "cancelled", res.Cancelled)
+	if len(res.Crawls)+len(res.Rechecks)+len(res.Retries)+res.Cancelled > 0 {
+		s.log().Info("schedule", "crawls", len(res.Crawls), "rechecks", len(res.Rechecks), "retries", len(res.Retries), "cancelled", res.Cancelled)
 	}
 	for _, p := range res.Problems {
 		s.log().Warn("schedule_cron does not parse; target not scheduled", "problem", p)

@@ -329,3 +329,96 @@ func (t *Tx) markFrontier(ctx context.Context, id int64, m FrontierMark, article
 	}
 	return nil
 }
+
+// DueRetries returns up to limit links of a target whose last attempt
+// failed and whose retry time has come at now, soonest retry first.
+func (s *Store) DueRetries(ctx context.Context, targetID int64, now time.Time, limit int) ([]FrontierEntry, error) {
+	rows, err := s.conn().query(ctx, `SELECT `+frontierColumns+` FROM frontier
+		WHERE target_id = ? AND state = 'failed' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+		ORDER BY next_attempt_at NULLS FIRST, id LIMIT ?`, targetID, s.ts(now), limit)
+	if err != nil {
+		return nil, fmt.Errorf("due retries of target %d: %w", targetID, err)
+	}
+	return scanFrontierRows(rows)
+}
+
+// WaitingRetry is an article link whose last attempt failed: the article
+// is missing until its retry brings it.
+type WaitingRetry struct {
+	TargetID      int64      `json:"-"`
+	TargetCode    string     `json:"target_code"`
+	SiteCode      string     `json:"site_code"`
+	URL           string     `json:"url"`
+	Attempts      int        `json:"failed_attempts"`
+	ErrorClass    string     `json:"error_class"`
+	Error         string     `json:"error"`
+	NextAttemptAt *time.Time `json:"next_attempt_at"`
+}
+
+// WaitingRetries returns up to limit of the links whose last attempt
+// failed, soonest retry first, and how many there are in all: those of one
+// target, or with targetID 0 those of every enabled target (its site and
+// site department enabled too).
+func (s *Store) WaitingRetries(ctx context.Context, targetID int64, limit int) ([]WaitingRetry, int, error) {
+	where := `FROM frontier f
+		JOIN crawl_target t ON t.id = f.target_id
+		JOIN crawl_site s ON s.id = t.site_id
+		LEFT JOIN site_department d ON d.id = t.site_department_id
+		WHERE f.state = 'failed' AND `
+	args := []any{targetID}
+	if targetID == 0 {
+		where += `t.enabled = ? AND s.enabled = ? AND (d.id IS NULL OR d.enabled = ?)`
+		args = []any{true, true, true}
+	} else {
+		where += `f.target_id = ?`
+	}
+	var total int
+	if err := s.conn().queryRow(ctx, `SELECT count(*) `+where, args...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("links waiting for a retry: %w", err)
+	}
+	if total == 0 || limit <= 0 {
+		return []WaitingRetry{}, total, nil
+	}
+	rows, err := s.conn().query(ctx, `SELECT f.target_id, t.target_code, s.site_code, f.url, f.attempts, f.error_class,
+		f.last_error, f.next_attempt_at `+where+` ORDER BY f.next_attempt_at NULLS FIRST, f.id LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("links waiting for a retry: %w", err)
+	}
+	defer rows.Close()
+	out := []WaitingRetry{}
+	for rows.Next() {
+		var w WaitingRetry
+		if err := rows.Scan(&w.TargetID, &w.TargetCode, &w.SiteCode, &w.URL, &w.Attempts, strCol{&w.ErrorClass},
+			strCol{&w.Error}, nullTimeCol{&w.NextAttemptAt}); err != nil {
+			return nil, 0, fmt.Errorf("links waiting for a retry: %w", err)
+		}
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("links waiting for a retry: %w", err)
+	}
+	return out, total, nil
+}
+
+// RetryFailedNow makes every failed link of the targets due at now (the
+// failure count is kept, so a link that fails again waits as long as it
+// would have) and returns how many there are.
+func (s *Store) RetryFailedNow(ctx context.Context, targetIDs []int64, now time.Time) (int, error) {
+	if len(targetIDs) == 0 {
+		return 0, nil
+	}
+	args := []any{s.ts(now)}
+	for _, id := range targetIDs {
+		args = append(args, id)
+	}
+	res, err := s.conn().exec(ctx, `UPDATE frontier SET next_attempt_at = ?
+		WHERE state = 'failed' AND target_id IN (`+placeholders(len(targetIDs))+`)`, args...)
+	if err != nil {
+		return 0, fmt.Errorf("make failed links due: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("make failed links due: %w", err)
+	}
+	return int(n), nil
+}

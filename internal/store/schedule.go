@@ -81,3 +81,26 @@ func (s *Store) TargetsWithDueRechecks(ctx context.Context, now time.Time) ([]in
 	}
 	return out, rows.Err()
 }
+
+// TargetsWithDueRetries returns the enabled targets that have at least one
+// link whose last attempt failed and whose retry time has come at now, by
+// id.
+func (s *Store) TargetsWithDueRetries(ctx context.Context, now time.Time) ([]int64, error) {
+	rows, err := s.conn().query(ctx, `SELECT DISTINCT f.target_id FROM frontier f
+		JOIN crawl_target t ON t.id = f.target_id
+		WHERE t.enabled = ? AND f.state = 'failed' AND (f.next_attempt_at IS NULL OR f.next_attempt_at <= ?)
+		ORDER BY f.target_id`, true, s.ts(now))
+	if err != nil {
+		return nil, fmt.Errorf("targets with due retries: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("targets with due retries: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
