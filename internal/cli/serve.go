@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"github.com/spf13/cobra"
 
@@ -94,9 +95,9 @@ gets up to 15 seconds, what was collected is kept and the unfinished crawls
 stay queued for the next start; then it exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loc, err := time.LoadLocation(timezone)
+			loc, err := zone.Load(timezone)
 			if err != nil {
-				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai)", timezone))
+				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai or UTC)", timezone))
 			}
 			if workers < 1 || workers > 64 {
 				return exitCode(2, fmt.Sprintf("serve: --workers %d: use 1 to 64", workers))
@@ -289,7 +290,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
-	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: slog.Default()})
+	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: slog.Default(), Location: o.loc})
 	if err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
@@ -374,7 +375,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			return err
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
-		Targets: targets, Cards: review.Grade,
+		Targets: targets, Cards: review.Grade, Location: d.loc,
 		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
 			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
 		}})

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 	_ "time/tzdata" // schedules name Asia/Shanghai even where the system has no zone files
+	"zhizhi/internal/config/zone"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -193,9 +194,9 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		opts.TickEvery = DefaultTickEvery
 	}
 	if opts.Location == nil {
-		loc, err := time.LoadLocation(DefaultTimeZone)
+		loc, err := zone.Load(DefaultTimeZone)
 		if err != nil {
-			return nil, fmt.Errorf("time zone %s: %w", DefaultTimeZone, err)
+			return nil, fmt.Errorf("queue: %w", err)
 		}
 		opts.Location = loc
 	}
