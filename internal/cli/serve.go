@@ -99,6 +99,11 @@ stay queued for the next start; then it exits 0.`,
 			if err != nil {
 				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai or UTC)", timezone))
 			}
+			// One clock in the process: what reads the zone from the
+			// environment (alert messages) shows the flag's zone too.
+			if err := os.Setenv(zone.Env, timezone); err != nil {
+				return exitCode(1, "serve: "+err.Error())
+			}
 			if workers < 1 || workers > 64 {
 				return exitCode(2, fmt.Sprintf("serve: --workers %d: use 1 to 64", workers))
 			}
