@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"zhizhi/internal/config"
 	"zhizhi/internal/health"
@@ -12,17 +13,12 @@ import (
 )
 
 // The messages are for the operators of a Chinese government knowledge
-// base: Simplified Chinese, times in Beijing time, and each alert says what
+// base: Simplified Chinese, times in ZHIZHI_TIMEZONE, and each alert says what
 // to do next.
 
-var beijing = func() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	return time.FixedZone("CST", 8*3600)
-}()
-
-func bj(t time.Time) string { return t.In(beijing).Format("2006-01-02 15:04") }
+// bj writes t for a chat message in the zone the operators read times in,
+// with the zone named: the message is read away from the console.
+func bj(t time.Time) string { return t.In(zone.Display()).Format("2006-01-02 15:04 MST") }
 
 func pct(f float64) string { return fmt.Sprintf("%.1f%%", f*100) }
 

@@ -85,7 +85,7 @@ func newAPIKeyCreateCmd() *cobra.Command {
 			fmt.Fprintln(out, key)
 			until := "永不过期"
 			if k.ExpiresAt != nil {
-				until = k.ExpiresAt.Local().Format("2006-01-02 15:04") + " 过期"
+				until = wallText(*k.ExpiresAt, "2006-01-02 15:04") + " 过期"
 			}
 			fmt.Fprintf(out, "密钥 #%d（用户 %s，名称 %s，权限 %s，%s）\n", k.ID, k.Username, k.Name, strings.Join(k.Scopes, ","), until)
 			fmt.Fprintln(out, "请立即复制并妥善保存：此密钥只显示这一次，之后无法再次查看。")
@@ -123,7 +123,7 @@ func newAPIKeyListCmd() *cobra.Command {
 					exp = timeText(k.ExpiresAt)
 				}
 				t.add(fmt.Sprint(k.ID), k.Username, k.Name, k.Prefix+"…", strings.Join(k.Scopes, ","),
-					k.CreatedAt.Local().Format("2006-01-02 15:04"), timeText(k.LastUsedAt), exp, keyStateText(k, now))
+					wallText(k.CreatedAt, "2006-01-02 15:04"), timeText(k.LastUsedAt), exp, keyStateText(k, now))
 			}
 			if err := t.write(cmd.OutOrStdout()); err != nil {
 				return err
@@ -139,7 +139,7 @@ func newAPIKeyListCmd() *cobra.Command {
 func keyStateText(k store.APIKey, now time.Time) string {
 	switch {
 	case k.RevokedAt != nil:
-		return "⛔ 已吊销 " + k.RevokedAt.Local().Format("2006-01-02")
+		return "⛔ 已吊销 " + wallText(*k.RevokedAt, "2006-01-02")
 	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
 		return "⌛ 已过期"
 	}

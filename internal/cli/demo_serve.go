@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
+	"zhizhi/internal/config/zone"
 
 	"github.com/alexedwards/argon2id"
 	"github.com/spf13/cobra"
@@ -41,9 +41,9 @@ func runDemoServe(cmd *cobra.Command, seed int64) error {
 		return err
 	}
 	listen := envOr("ZHIZHI_LISTEN", "127.0.0.1:8080")
-	loc, err := time.LoadLocation(envOr("ZHIZHI_TIMEZONE", queue.DefaultTimeZone))
+	loc, err := zone.FromEnv()
 	if err != nil {
-		return exitCode(2, "demo: ZHIZHI_TIMEZONE is not a time zone (use a name like Asia/Shanghai)")
+		return exitCode(2, "demo: "+err.Error())
 	}
 	fmt.Fprintf(out, "== 模拟政务网已启动: %d 个站点\n== 管理后台: http://%s/admin/  用户名 %s  密码 %s\n",
 		len(w.Hosts())-1, listen, demoUser, password)

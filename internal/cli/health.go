@@ -90,7 +90,7 @@ func writeHealth(w io.Writer, rep health.Report) error {
 		for _, s := range rep.Stale {
 			last := "— 从未采集到文章（自添加起计）"
 			if s.LastArticleTime != nil {
-				last = s.LastArticleTime.Local().Format("2006-01-02 15:04")
+				last = wallText(*s.LastArticleTime, "2006-01-02 15:04")
 			}
 			t.add(s.TargetCode, s.SiteCode, s.TargetName, fmt.Sprint(s.CadenceDays), last,
 				fmt.Sprintf("%.1f", s.QuietDays), fmt.Sprint(s.LimitDays))
@@ -104,7 +104,7 @@ func writeHealth(w io.Writer, rep health.Report) error {
 		fmt.Fprintf(w, "✗ 上次运行失败的栏目 failed targets: %d\n", len(rep.Failing))
 		t := &table{header: []string{"栏目 TARGET", "站点 SITE", "结束时间", "执行者", "新增", "失败文章", "原因 ERROR"}}
 		for _, f := range rep.Failing {
-			t.add(f.TargetCode, f.SiteCode, f.Run.FinishedAt.Local().Format("01-02 15:04"), f.Run.Runner,
+			t.add(f.TargetCode, f.SiteCode, wallText(f.Run.FinishedAt, "01-02 15:04"), f.Run.Runner,
 				fmt.Sprint(f.Run.Created), fmt.Sprint(f.Run.Failed), oneLine(f.Run.Error, 120))
 		}
 		if err := t.write(w); err != nil {
@@ -168,16 +168,16 @@ func hostKindText(kind string) string {
 func hostDetail(h health.HostIssue) string {
 	var parts []string
 	if h.BreakerUntil != nil {
-		parts = append(parts, "熔断至 "+h.BreakerUntil.Local().Format("01-02 15:04"))
+		parts = append(parts, "熔断至 "+wallText(*h.BreakerUntil, "01-02 15:04"))
 	}
 	if h.BreakerTrips7d > 0 {
 		parts = append(parts, fmt.Sprintf("7 天内熔断 %d 次", h.BreakerTrips7d))
 	}
 	if h.RobotsFailingSince != nil {
-		parts = append(parts, fmt.Sprintf("robots.txt 自 %s 起无法获取（%s）", h.RobotsFailingSince.Local().Format("01-02 15:04"), h.RobotsError))
+		parts = append(parts, fmt.Sprintf("robots.txt 自 %s 起无法获取（%s）", wallText(*h.RobotsFailingSince, "01-02 15:04"), h.RobotsError))
 	}
 	if h.BackoffUntil != nil {
-		parts = append(parts, fmt.Sprintf("连续错误 %d 次，退避至 %s", h.ConsecutiveErrors, h.BackoffUntil.Local().Format("15:04:05")))
+		parts = append(parts, fmt.Sprintf("连续错误 %d 次，退避至 %s", h.ConsecutiveErrors, wallText(*h.BackoffUntil, "15:04:05")))
 	}
 	return strings.Join(parts, "；")
 }

@@ -101,7 +101,7 @@ func hostStateText(h model.HostState, robots []model.RobotsState, now time.Time)
 	case h.BlockReason != "":
 		return "⛔ 已封禁 (" + h.BlockReason + ")"
 	case h.BreakerUntil != nil && now.Before(*h.BreakerUntil):
-		return "🔴 熔断至 " + h.BreakerUntil.Local().Format("01-02 15:04")
+		return "🔴 熔断至 " + wallText(*h.BreakerUntil, "01-02 15:04")
 	}
 	// A robots.txt that cannot be fetched stops the host until a retry
 	// reads it: not healthy, whatever the error count says.
@@ -112,11 +112,11 @@ func hostStateText(h model.HostState, robots []model.RobotsState, now time.Time)
 				since = *r.FailingSince
 			}
 			return fmt.Sprintf("🟠 robots.txt unreachable since %s, error %s (无法获取 robots.txt，暂停抓取)",
-				since.Local().Format("01-02 15:04"), r.LastError)
+				wallText(since, "01-02 15:04"), r.LastError)
 		}
 	}
 	if h.BackoffUntil != nil && now.Before(*h.BackoffUntil) {
-		return "🟡 退避至 " + h.BackoffUntil.Local().Format("15:04:05")
+		return "🟡 退避至 " + wallText(*h.BackoffUntil, "15:04:05")
 	}
 	return "🟢 正常"
 }
@@ -133,7 +133,7 @@ func robotsText(robots []model.RobotsState) string {
 		if r.Failures > 0 {
 			status = fmt.Sprintf("%s ×%d", r.LastError, r.Failures)
 		}
-		p := status + " @ " + r.FetchedAt.Local().Format("01-02 15:04")
+		p := status + " @ " + wallText(r.FetchedAt, "01-02 15:04")
 		if len(robots) > 1 {
 			p = r.Origin + " " + p
 		}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"zhizhi/internal/config/zone"
 
 	"github.com/spf13/cobra"
 )
@@ -56,7 +57,9 @@ const envHelp = `Environment (flags override them for one run):
   ZHIZHI_LISTEN        where zhizhi serve answers HTTP (default
                        127.0.0.1:8080) and zhizhi sim listens (default
                        127.0.0.1:0, free ports)
-  ZHIZHI_TIMEZONE      time zone schedules are read in; default Asia/Shanghai
+  ZHIZHI_TIMEZONE      time zone schedules are read in and every time is shown
+                       in (CLI, console, portal, alerts); default
+                       Asia/Shanghai. JSON and exports carry RFC 3339 offsets
   ZHIZHI_SECURE_COOKIES  true: the console's session cookie goes over HTTPS
                        only (set it behind an HTTPS proxy)
   ZHIZHI_CLIENT_IP_HEADER  behind a reverse proxy: the header with the
@@ -105,6 +108,11 @@ per host.
 			return exitCode(2, fmt.Sprintf("--log-level / ZHIZHI_LOG_LEVEL %q: use debug, info, warn or error", settings.LogLevel))
 		}
 		slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+		// Every time the command line shows is in this zone; a bad name is
+		// refused before any is shown in another.
+		if _, err := zone.FromEnv(); err != nil {
+			return exitCode(2, err.Error())
+		}
 		return nil
 	}
 	for _, f := range commands {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"github.com/spf13/cobra"
 
@@ -94,9 +95,14 @@ gets up to 15 seconds, what was collected is kept and the unfinished crawls
 stay queued for the next start; then it exits 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			loc, err := time.LoadLocation(timezone)
+			loc, err := zone.Load(timezone)
 			if err != nil {
-				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai)", timezone))
+				return exitCode(2, fmt.Sprintf("serve: --timezone / ZHIZHI_TIMEZONE %q is not a time zone (use a name like Asia/Shanghai or UTC)", timezone))
+			}
+			// One clock in the process: what reads the zone from the
+			// environment (alert messages) shows the flag's zone too.
+			if err := os.Setenv(zone.Env, timezone); err != nil {
+				return exitCode(1, "serve: "+err.Error())
 			}
 			if workers < 1 || workers > 64 {
 				return exitCode(2, fmt.Sprintf("serve: --workers %d: use 1 to 64", workers))
@@ -233,14 +239,28 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
+	// Articles stored before cards existed get theirs from their stored
+	// text, in the background: the portal shows them as they come. It stops
+	// with serve, and serve waits for it before the store closes (the
+	// deferred wait runs before the deferred st.Close); the next start goes
+	// on where it stopped.
+	backfillCtx, stopBackfill := context.WithCancel(ctx)
+	backfilled := make(chan struct{})
 	go func() {
-		// Articles stored before cards existed get theirs from their stored
-		// text, in the background: the portal shows them as they come.
-		if n, err := crawl.BackfillCards(context.WithoutCancel(ctx), st, cards); err != nil {
+		defer close(backfilled)
+		n, err := crawl.BackfillCards(backfillCtx, st, cards)
+		switch {
+		case err != nil && backfillCtx.Err() != nil:
+			slog.Info("serve: cards of stored articles stopped with serve; the next start goes on", "made", n)
+		case err != nil:
 			slog.Warn("serve: cards of stored articles not all made; the next start goes on", "made", n, "err", err)
-		} else if n > 0 {
+		case n > 0:
 			slog.Info("serve: cards made for stored articles", "made", n)
 		}
+	}()
+	defer func() {
+		stopBackfill()
+		<-backfilled
 	}()
 	// The portal's visits, counted per visitor for BotScore; what is
 	// buffered is written when serve stops.
@@ -289,14 +309,15 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
-	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: slog.Default()})
+	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: slog.Default(), Location: o.loc})
 	if err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
 	mux.Handle("/", public)
-	srv := &http.Server{Handler: auth.CrossOrigin(mux), ReadHeaderTimeout: 10 * time.Second}
-	go srv.Serve(ln)
+	srv := newHTTPServer(auth.CrossOrigin(mux))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
 	// On SQLite this process holds the database alone: crawls a killed
 	// predecessor left "running" go on now, not when River's rescuer would
 	// notice them (the budget and more later).
@@ -318,7 +339,14 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	ready.Store(true)
 	fmt.Fprintf(errw, "serve: 已启动 — http://%s (公开门户 /, 透明账本 /ledger, 控制台 /admin/, API /api/v1/, healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
 		ln.Addr(), st.Dialect(), o.workers, o.loc)
-	<-ctx.Done()
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-served:
+		// The listener failed under us: say so and stop like on a signal,
+		// exiting 1 so a supervisor sees it.
+		fmt.Fprintf(errw, "serve: HTTP 服务出错，停止: %v\n", serveErr)
+	}
 	stopSignals() // a second signal now takes its default action
 	ready.Store(false)
 	fmt.Fprintf(errw, "serve: 收到停止信号 — 不再领取新任务，进行中的工作最多再等 %d 秒\n", int(serveStopGrace/time.Second))
@@ -327,12 +355,35 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	stopErr := q.Stop(serveStopGrace)
 	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	srv.Shutdown(shut)
+	if err := srv.Shutdown(shut); err != nil {
+		// Requests still open after the grace are cut; say so rather than
+		// let a reader's broken page go unexplained.
+		fmt.Fprintf(errw, "serve: 停止时仍有 HTTP 请求未完成，已断开: %v\n", err)
+	}
 	if stopErr != nil {
 		fmt.Fprintf(errw, "serve: 停止时部分任务被中断（下次启动继续）: %v\n", stopErr)
 	}
+	if serveErr != nil {
+		return exitCode(1, "serve: http: "+serveErr.Error())
+	}
 	fmt.Fprintln(errw, "serve: 已停止；未完成的采集留在队列中，下次启动继续")
 	return nil
+}
+
+// newHTTPServer is serve's HTTP server. Every phase of a connection has a
+// limit, so a client that sends slowly or never reads cannot hold a
+// connection and its goroutine forever. The write limit is generous: the
+// slowest answers are the console's dry-runs and previews, which fetch a
+// site at its polite rate while the page waits.
+func newHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,     // bodies are forms, CSV and YAML uploads
+		WriteTimeout:      5 * time.Minute, // a dry-run at one request every few seconds
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(slog.Default().Handler(), slog.LevelWarn),
+	}
 }
 
 // consoleDeps is what the admin console and the API work with.
@@ -374,7 +425,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			return err
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
-		Targets: targets, Cards: review.Grade,
+		Targets: targets, Cards: review.Grade, Location: d.loc,
 		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
 			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
 		}})

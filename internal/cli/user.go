@@ -196,7 +196,7 @@ func newUserListCmd() *cobra.Command {
 				if u.Disabled {
 					state = "⛔ 已停用"
 				}
-				t.add(fmt.Sprint(u.ID), u.Username, roleText(auth.Role(u.Role)), state, timeText(u.LastLoginAt), u.CreatedAt.Local().Format("2006-01-02 15:04"))
+				t.add(fmt.Sprint(u.ID), u.Username, roleText(auth.Role(u.Role)), state, timeText(u.LastLoginAt), wallText(u.CreatedAt, "2006-01-02 15:04"))
 			}
 			if err := t.write(cmd.OutOrStdout()); err != nil {
 				return err
@@ -306,5 +306,5 @@ func timeText(t *time.Time) string {
 	if t == nil {
 		return "—"
 	}
-	return t.Local().Format("2006-01-02 15:04")
+	return wallText(*t, "2006-01-02 15:04")
 }

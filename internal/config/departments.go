@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"zhizhi/internal/config/zone"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
 
@@ -31,9 +32,8 @@ func (e LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Li
 var deptColumns = []string{"dept_id", "dept_name", "parent_dept_id", "dept_level", "dept_code",
 	"short_name", "full_name", "state", "order_id", "updated_at"}
 
-// shanghai is the zone of OA timestamps. China has had no daylight saving
-// since 1991, so a fixed zone avoids depending on the tz database.
-var shanghai = time.FixedZone("Asia/Shanghai", 8*3600)
+// shanghai is the zone of OA timestamps.
+var shanghai = zone.Shanghai
 
 // deptLengths are the varchar sizes of local_department.
 var deptLengths = []struct {

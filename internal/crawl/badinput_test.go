@@ -644,3 +644,26 @@ func TestSummaryAccess(t *testing.T) {
 		t.Errorf("%d detail requests logged, want 2", details)
 	}
 }
+
+// TestGkmlptBadAdapterParams: a site whose stored adapter parameters do not
+// read as a JSON object (here an array) is refused, naming the site and the adapter, rather
+// than crawled as if it had none.
+func TestGkmlptBadAdapterParams(t *testing.T) {
+	w := newBadWorld(t)
+	if _, err := w.st.DB().Exec(`UPDATE crawl_site SET adapter_params_json = '["9"]' WHERE site_code = 'badgk'`); err != nil {
+		t.Fatal(err)
+	}
+	c := &crawl.Crawler{Store: w.st, Blobs: w.st.Blobs(), Fetch: w.client, Bundle: w.bundle}
+	r := w.run(t, c, "badgk_bgk_102")["badgk_bgk_102"]
+	if r.Err == nil {
+		t.Fatalf("a site with unreadable adapter_params crawled: %+v", r)
+	}
+	for _, want := range []string{"adapter_params", "badgk", "gkmlpt"} {
+		if !strings.Contains(r.Err.Error(), want) {
+			t.Errorf("error %q does not name %q", r.Err, want)
+		}
+	}
+	if n := len(crawltest.AllArticles(t, w.st)); n != 0 { // nothing stored under the wrong parameters
+		t.Errorf("%d articles stored from a site whose parameters do not read", n)
+	}
+}

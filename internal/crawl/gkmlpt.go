@@ -140,8 +140,15 @@ func (j *job) runGkmlpt(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var params map[string]any
-	_ = json.Unmarshal(j.site.AdapterParams, &params)
+	params := map[string]any{}
+	if len(j.site.AdapterParams) > 0 {
+		// A site's parameters that do not read would crawl with none (an
+		// empty sid, the wrong columns): refuse, naming the site.
+		if err := json.Unmarshal(j.site.AdapterParams, &params); err != nil {
+			return fmt.Errorf("adapter_params of site %s (adapter %s) are not a JSON object: %v — fix the site's file and run zhizhi config sync",
+				j.site.SiteCode, j.site.CMSAdapter, err)
+		}
+	}
 	sid := idx.SID
 	if sid == "" {
 		sid = fmt.Sprint(params["sid"])

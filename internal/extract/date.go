@@ -6,18 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"zhizhi/internal/config/zone"
 )
 
 // Shanghai is the time zone of source pages unless they say otherwise.
-var Shanghai = mustZone()
-
-func mustZone() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	// No zoneinfo on the machine: China has kept UTC+8 without DST since 1991.
-	return time.FixedZone("CST", 8*3600)
-}
+var Shanghai = zone.Shanghai
 
 // dateRe reads a date and an optional time of day. The time may follow the
 // date after white space, a "T" or a hyphen: gov.cn's firstpublishedtime

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
@@ -383,14 +384,10 @@ func strs(bs [][]byte) []string {
 	return out
 }
 
-// shanghai is the users' day. China has kept UTC+8 without daylight saving
-// since 1991, so a machine without zone files still cuts days right.
-var shanghai = func() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	return time.FixedZone("CST", 8*3600)
-}()
+// shanghai cuts the sealed days. It is fixed, not ZHIZHI_TIMEZONE: a day
+// already sealed and published must keep meaning the same 24 hours, so the
+// display zone changes how times are shown, never which day a record is in.
+var shanghai = zone.Shanghai
 
 // DayOf returns the Asia/Shanghai calendar day of t, as YYYY-MM-DD.
 func DayOf(t time.Time) string { return t.In(shanghai).Format(time.DateOnly) }

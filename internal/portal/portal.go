@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"zhizhi/internal/config/zone"
 	"zhizhi/internal/pages"
 
 	"zhizhi/internal/ledger"
@@ -37,6 +38,9 @@ type Options struct {
 	Visits Visits
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Location is the zone dates are shown and filtered in
+	// (ZHIZHI_TIMEZONE when nil).
+	Location *time.Location
 }
 
 // portal holds what every handler shares.
@@ -61,7 +65,10 @@ func New(opts Options) (http.Handler, error) {
 	if opts.Store == nil {
 		return nil, errors.New("portal: a store is required")
 	}
-	p := &portal{store: opts.Store, visits: opts.Visits, now: opts.Now, log: opts.Log, loc: shanghai()}
+	p := &portal{store: opts.Store, visits: opts.Visits, now: opts.Now, log: opts.Log, loc: opts.Location}
+	if p.loc == nil {
+		p.loc = zone.Display()
+	}
 	if p.now == nil {
 		p.now = time.Now
 	}
@@ -77,14 +84,6 @@ func New(opts Options) (http.Handler, error) {
 		return nil, fmt.Errorf("portal: %w", err)
 	}
 	return p.routes(), nil
-}
-
-// shanghai is the time zone dates are shown and filtered in.
-func shanghai() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	return time.FixedZone("CST", 8*3600)
 }
 
 func (p *portal) routes() http.Handler {

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"net/http"
 	"time"
+	"zhizhi/internal/config/zone"
 )
 
 //go:embed templates static
@@ -21,8 +22,14 @@ func (p *portal) funcs() template.FuncMap {
 			return t.In(p.loc).Format("2006年1月2日")
 		},
 		"year": func() int { return p.now().In(p.loc).Year() },
-		"when": func(t time.Time) string { return t.In(p.loc).Format("2006-01-02 15:04") },
-		"kb":   func(n int64) string { return humanBytes(float64(n)) },
+		"when": func(t time.Time) string {
+			// Readers take a bare time for Beijing time; another zone is named.
+			if p.loc.String() != zone.Default {
+				return t.In(p.loc).Format("2006-01-02 15:04 MST")
+			}
+			return t.In(p.loc).Format("2006-01-02 15:04")
+		},
+		"kb": func(n int64) string { return humanBytes(float64(n)) },
 		"bytes": func(n float64) string {
 			if n <= 0 {
 				return "—"

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 	_ "time/tzdata" // schedules name Asia/Shanghai even where the system has no zone files
+	"zhizhi/internal/config/zone"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
@@ -156,27 +157,18 @@ func Migrate(ctx context.Context, st *store.Store) error {
 			return fmt.Errorf("job queue migration: %w", err)
 		}
 		defer db.Close()
-		tx, err := db.BeginTx(ctx, nil)
+		// River runs each of its migrations in a transaction of its own,
+		// as on PostgreSQL; a migration that fails leaves the ones before
+		// it applied and recorded, and the next run goes on from there.
+		m, err := rivermigrate.New(riversqlite.New(db), &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
 		if err != nil {
 			return fmt.Errorf("job queue migration: %w", err)
 		}
-		defer tx.Rollback()
-		if err := migrateUp(ctx, riversqlite.New(db), tx); err != nil {
-			return err
+		if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("job queue migration: %w", err)
 		}
-		return tx.Commit()
+		return nil
 	}
-}
-
-func migrateUp[TTx any](ctx context.Context, driver riverdriver.Driver[TTx], tx TTx) error {
-	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return fmt.Errorf("job queue migration: %w", err)
-	}
-	if _, err := m.MigrateTx(ctx, tx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("job queue migration: %w", err)
-	}
-	return nil
 }
 
 // Open builds the River client on st's database. Its tables must exist
@@ -193,9 +185,9 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		opts.TickEvery = DefaultTickEvery
 	}
 	if opts.Location == nil {
-		loc, err := time.LoadLocation(DefaultTimeZone)
+		loc, err := zone.Load(DefaultTimeZone)
 		if err != nil {
-			return nil, fmt.Errorf("time zone %s: %w", DefaultTimeZone, err)
+			return nil, fmt.Errorf("queue: %w", err)
 		}
 		opts.Location = loc
 	}

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"zhizhi/internal/config/zone"
 
 	"fmt"
 	"log/slog"
@@ -19,7 +20,7 @@ import (
 
 // DefaultTimeZone is the zone in which schedule_cron is read unless the
 // operator names another (the portals publish on Beijing time).
-const DefaultTimeZone = "Asia/Shanghai"
+const DefaultTimeZone = zone.Default
 
 // catchUpWindow bounds how far back the scheduler looks for a missed slot:
 // a target whose last run is older still gets its one catch-up run.

@@ -6,11 +6,11 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"zhizhi/internal/config/zone"
 )
 
-// shanghai is the zone every page prints its dates in. A fixed zone keeps the
-// generator independent of the machine's tzdata.
-var shanghai = time.FixedZone("CST", 8*3600)
+// shanghai is the zone every page prints its dates in.
+var shanghai = zone.Shanghai
 
 // article is one document on one site. Its pages are rendered from these
 // fields on every request, so an edit changes every page that shows it.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"zhizhi/internal/model"
 )
@@ -120,14 +121,9 @@ func (s *Store) FreezeTakedown(ctx context.Context, id int64, actor string) (*mo
 	return out, err
 }
 
-// shanghai names receipts by the users' calendar day.
-var shanghai = func() *time.Location {
-	loc, err := time.LoadLocation("Asia/Shanghai")
-	if err != nil {
-		return time.FixedZone("CST", 8*3600)
-	}
-	return loc
-}()
+// shanghai names receipts by the Chinese calendar day, the day the
+// ledger cuts, whatever zone the console shows times in.
+var shanghai = zone.Shanghai
 
 // TakedownByID returns one request.
 func (s *Store) TakedownByID(ctx context.Context, id int64) (*model.Takedown, error) {

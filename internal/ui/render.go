@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"zhizhi/internal/auth"
 )
@@ -223,6 +224,11 @@ func (c *console) funcs() template.FuncMap {
 func (c *console) fmtTime(t time.Time) string {
 	if t.IsZero() {
 		return "—"
+	}
+	// Staff read Beijing time unannounced; any other zone is named, so a
+	// console set to UTC is not read as Beijing time.
+	if c.loc.String() != zone.Default {
+		return t.In(c.loc).Format("2006-01-02 15:04 MST")
 	}
 	return t.In(c.loc).Format("2006-01-02 15:04")
 }

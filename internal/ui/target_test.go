@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
@@ -53,7 +54,7 @@ func simWorld(t *testing.T, st *store.Store) *world {
 	w := &world{st: st, q: q, sessions: newTestSessions(), now: time.Now(), cfgDir: cfg, web: cw}
 	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now },
-		Targets: &target.Service{Store: st, Validate: cw.Crawler(nil).Validate, List: cw.Crawler(nil).PreviewColumn, Location: shanghai()},
+		Targets: &target.Service{Store: st, Validate: cw.Crawler(nil).Validate, List: cw.Crawler(nil).PreviewColumn, Location: zone.Shanghai},
 		Onboard: func(context.Context) (*onboard.Wizard, error) {
 			return &onboard.Wizard{Fetch: cw.Client, Bundle: cw.Bundle}, nil
 		}})

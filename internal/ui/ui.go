@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"zhizhi/internal/config/zone"
 	"zhizhi/internal/pages"
 
 	"github.com/riverqueue/river/rivertype"
@@ -59,6 +60,9 @@ type Options struct {
 	// Cards grades a person's rewrite of a summary card. Nil: the review
 	// pages show cards but the rewrite form is disabled.
 	Cards CardGrader
+	// Location is the zone the pages show times in (ZHIZHI_TIMEZONE when
+	// nil).
+	Location *time.Location
 }
 
 // console holds the dependencies every page handler shares.
@@ -88,7 +92,10 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: shanghai(), cards: opts.Cards}
+		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards}
+	if c.loc == nil {
+		c.loc = zone.Display()
+	}
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -109,15 +116,6 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 	}
 	c.static = static
 	return c.routes(), nil
-}
-
-// shanghai is the time zone the staff read times in; a system without
-// tzdata still gets the right offset (China has no daylight saving).
-func shanghai() *time.Location {
-	if loc, err := time.LoadLocation("Asia/Shanghai"); err == nil {
-		return loc
-	}
-	return time.FixedZone("CST", 8*3600)
 }
 
 func (c *console) routes() http.Handler {
