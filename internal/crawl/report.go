@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"zhizhi/internal/config/zone"
 
 	"golang.org/x/text/width"
 )
@@ -263,14 +264,16 @@ func RetryingTotal(results []Result) int {
 	return n
 }
 
-// WhenText writes a time shown to a person: the clock time when it is
+// WhenText writes a time shown to a person, in ZHIZHI_TIMEZONE with the
+// zone named: the clock time when it is
 // today, with the date otherwise.
 func WhenText(t time.Time) string {
-	t = t.Local()
-	if t.Format(time.DateOnly) == time.Now().Local().Format(time.DateOnly) {
-		return t.Format("15:04")
+	loc := zone.Display()
+	t = t.In(loc)
+	if t.Format(time.DateOnly) == time.Now().In(loc).Format(time.DateOnly) {
+		return t.Format("15:04 MST")
 	}
-	return t.Format("2006-01-02 15:04")
+	return t.Format("2006-01-02 15:04 MST")
 }
 
 // oneLine keeps a message on one line and at most n display columns.
