@@ -6,9 +6,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"zhizhi/internal/config/zone"
 
 	"golang.org/x/text/width"
+
+	"zhizhi/internal/config/zone"
 )
 
 // Progress renders crawl progress on one line: targets done, pages,
@@ -265,8 +266,7 @@ func RetryingTotal(results []Result) int {
 }
 
 // WhenText writes a time shown to a person, in ZHIZHI_TIMEZONE with the
-// zone named: the clock time when it is
-// today, with the date otherwise.
+// zone named: the clock time when it is today, with the date otherwise.
 func WhenText(t time.Time) string {
 	loc := zone.Display()
 	t = t.In(loc)
