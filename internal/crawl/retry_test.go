@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"zhizhi/internal/config/zone"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
@@ -110,7 +111,7 @@ func TestPassingFaultRetriedWithinMinutes(t *testing.T) {
 			}
 			var out bytes.Buffer
 			crawl.WriteTable(&out, []crawl.Result{r})
-			for _, s := range []string{"1 篇待重试（下次 ", next.Local().Format("15:04") + "）", flakyURL, "503"} {
+			for _, s := range []string{"1 篇待重试（下次 ", next.In(zone.Display()).Format("15:04 MST") + "）", flakyURL, "503"} {
 				if !strings.Contains(out.String(), s) {
 					t.Errorf("%s: the summary does not say %q:\n%s", when, s, out.String())
 				}
