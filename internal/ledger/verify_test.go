@@ -127,6 +127,24 @@ func TestLedgerTamperStore(t *testing.T) {
 			n := sqlString(t, s, `SELECT note FROM ledger_day WHERE day = '2026-11-28'`)
 			sqlExec(t, s, `UPDATE ledger_day SET note = ? WHERE day = '2026-11-28'`, flipSignature(t, n))
 		}, wantProblem{"2026-11-28", "", -1, "the signature on the day's head note does not verify"}},
+		{"re-sign a head that does not follow from its roots", func(t *testing.T, s *store.Store) {
+			// Only the holder of the signing key can do this: the signature
+			// holds, the head line is not the hash of the note's own roots.
+			skey := sqlString(t, s, `SELECT signer_key FROM ledger_key WHERE id = 1`)
+			signer, err := note.NewSigner(skey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := sqlString(t, s, `SELECT note FROM ledger_day WHERE day = '2026-11-28'`)
+			text = text[:strings.Index(text, "\n\n")+1]
+			i := strings.Index(text, "\nhead ")
+			text = text[:i+6] + strings.Repeat("ab", 32) + "\n"
+			msg, err := note.Sign(&note.Note{Text: text}, signer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sqlExec(t, s, `UPDATE ledger_day SET note = ?, head = ? WHERE day = '2026-11-28'`, string(msg), strings.Repeat("ab", 32))
+		}, wantProblem{"2026-11-28", "", -1, "the signed day head does not follow from the day's roots and the previous head"}},
 		{"drop a day", func(t *testing.T, s *store.Store) {
 			for _, table := range []string{"ledger_hash", "ledger_record", "ledger_day"} {
 				sqlExec(t, s, `DELETE FROM `+table+` WHERE day = '2026-11-28'`)
