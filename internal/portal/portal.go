@@ -29,6 +29,12 @@ type Visits interface {
 	Record(r *http.Request, h ledger.Hit)
 }
 
+// beaconTokens is what a Visits that checks beacons also does: hand each
+// page the token its script must send back (*ledger.Recorder does).
+type beaconTokens interface {
+	BeaconToken(r *http.Request) string
+}
+
 // Options are the portal's dependencies.
 type Options struct {
 	Store *store.Store
