@@ -38,6 +38,22 @@ func humanLedger(st *store.Store) ledger.HumanSource {
 	}
 }
 
+// storedHumanTallies reads a sealed day's human tallies as they are now,
+// without closing anything: verify only reads.
+func storedHumanTallies(st *store.Store) ledger.HumanSource {
+	return func(ctx context.Context, day string) ([]model.HumanTally, error) {
+		tallies, err := st.HumanTallies(ctx, day)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.HumanTally, len(tallies))
+		for i, t := range tallies {
+			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
+		}
+		return out, nil
+	}
+}
+
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "audit",
@@ -178,7 +194,10 @@ func newAuditVerifyCmd() *cobra.Command {
 signature, every day head, that the days follow each other without a gap and
 each links to the head of the day before, and that every record is in its
 day's signed tree — none changed, added, removed or moved. It names the first
-day and record found wrong and stops there.
+day and record found wrong and stops there. On the database it also
+compares every sealed record with the row it was sealed from (the day's
+crawl_log rows and human tallies): a row changed, deleted or added after
+sealing is named too.
 
 --key is the public verifier key (as 'zhizhi audit key' prints it, or a file
 holding it). Without it the database's own key is used, or for an export the
@@ -186,7 +205,8 @@ key it carries — which only shows the export agrees with itself; pass the
 key the operator published to trust it.
 
 Exit codes: 0 all checks pass, 1 something was changed after sealing (the
-line names it) or the data could not be read, 2 usage error.`,
+line names the day and record), 2 the check could not be made ("could not
+check: …": the database or export could not be read, a bad key or flag).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vkey, err := readVerifierKey(key)
@@ -208,10 +228,16 @@ line names it) or the data could not be read, 2 usage error.`,
 					return oerr
 				}
 				defer st.Close()
-				sum, err = ledger.VerifyStore(ctx, st, vkey)
+				sum, err = ledger.VerifyStore(ctx, st, vkey, storedHumanTallies(st))
+			}
+			// 1 only for tampering found; anything that kept the check from
+			// being made is 2, so that a cron job tells the two apart.
+			var problem *ledger.Problem
+			if errors.As(err, &problem) {
+				return exitCode(1, "audit verify: "+err.Error())
 			}
 			if err != nil {
-				return exitCode(1, "audit verify: "+err.Error())
+				return exitCode(2, "audit verify: could not check: "+err.Error())
 			}
 			w := cmd.OutOrStdout()
 			if sum.Days == 0 {

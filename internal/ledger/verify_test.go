@@ -16,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"zhizhi/internal/ledger"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -30,13 +31,14 @@ func otherKey(t *testing.T) string {
 }
 
 // sealedWorld seals the 27th, 28th and 29th of November 2026.
-func sealedWorld(t *testing.T, s *store.Store) {
+func sealedWorld(t *testing.T, s *store.Store) world {
 	t.Helper()
 	w := newWorld(t, s)
 	got, err := sealer(s, w, at("2026-11-30", 1, 0, 0, 0)).SealDue(context.Background())
 	if err != nil || len(got) != 3 {
 		t.Fatalf("seal: %v %v", got, err)
 	}
+	return w
 }
 
 // flipSignature changes one byte of the ed25519 signature in a signed note,
@@ -208,13 +210,13 @@ func TestLedgerTamperStore(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
-				sealedWorld(t, s)
+				w := sealedWorld(t, s)
 				ctx := context.Background()
-				if _, err := ledger.VerifyStore(ctx, s, ""); err != nil {
+				if _, err := ledger.VerifyStore(ctx, s, "", w.source); err != nil {
 					t.Fatalf("before tampering: %v", err)
 				}
 				c.tamper(t, s)
-				_, err := ledger.VerifyStore(ctx, s, "")
+				_, err := ledger.VerifyStore(ctx, s, "", w.source)
 				checkProblem(t, err, c.want)
 			})
 		})
@@ -366,4 +368,49 @@ func TestLedgerTamperExport(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestLedgerTamperSources: the sealed records stay true to the rows they
+// were sealed from. A crawl_log row or a human tally changed, deleted or
+// inserted after sealing leaves the sealed trees intact, and is named by
+// day and record all the same.
+func TestLedgerTamperSources(t *testing.T) {
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, s *store.Store, w world)
+		want   wantProblem
+	}{
+		{"add a byte to a request", func(t *testing.T, s *store.Store, w world) {
+			sqlExec(t, s, `UPDATE crawl_log SET bytes = bytes + 1 WHERE bytes = 9000`)
+		}, wantProblem{"2026-11-29", "crawler", 2, "crawler record 2 differs from crawl_log row"}},
+		{"delete a request", func(t *testing.T, s *store.Store, w world) {
+			sqlExec(t, s, `DELETE FROM crawl_log WHERE bytes = 5321`)
+		}, wantProblem{"2026-11-27", "crawler", 1, "is gone — it was deleted after sealing"}},
+		{"insert a request", func(t *testing.T, s *store.Store, w world) {
+			if err := s.InsertCrawlLog(context.Background(), &model.CrawlLog{Host: "www.gdqy.gov.test", Purpose: "list",
+				Method: "GET", Success: true, OccurredAt: at("2026-11-28", 12, 0, 0, 0)}); err != nil {
+				t.Fatal(err)
+			}
+		}, wantProblem{"2026-11-28", "crawler", 0, "is not in the sealed crawler ledger — it was added after sealing"}},
+		{"raise a human tally", func(t *testing.T, s *store.Store, w world) {
+			w.human["2026-11-27"][0].Views++
+		}, wantProblem{"2026-11-27", "human", 1, "human record 1 differs from the human tally of card 9"}},
+		{"add a human tally", func(t *testing.T, s *store.Store, w world) {
+			w.human["2026-11-28"] = append(w.human["2026-11-28"], model.HumanTally{CardID: 11, Views: 3})
+		}, wantProblem{"2026-11-28", "human", 1, "the human tally of card 11 is not in the sealed human ledger"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+				w := sealedWorld(t, s)
+				ctx := context.Background()
+				if _, err := ledger.VerifyStore(ctx, s, "", w.source); err != nil {
+					t.Fatalf("before tampering: %v", err)
+				}
+				c.tamper(t, s, w)
+				_, err := ledger.VerifyStore(ctx, s, "", w.source)
+				checkProblem(t, err, c.want)
+			})
+		})
+	}
 }
