@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -185,9 +189,9 @@ written, 2 usage error.`,
 }
 
 func newAuditVerifyCmd() *cobra.Command {
-	var dir, key string
+	var dir, key, knownHeads string
 	cmd := &cobra.Command{
-		Use:   "verify [--dir DIR] [--key KEY|FILE]",
+		Use:   "verify [--dir DIR] [--key KEY|FILE] [--known-heads FILE|URL]",
 		Short: "Check every signature, head, chain link and record of the sealed days",
 		Long: `verify checks the sealed days in the database, or with --dir an export
 (a directory of day directories, or one day directory): every head note's
@@ -204,6 +208,13 @@ holding it). Without it the database's own key is used, or for an export the
 key it carries — which only shows the export agrees with itself; pass the
 key the operator published to trust it.
 
+--known-heads is a copy of the heads feed (/ledger/heads) kept earlier, as a
+file or an http(s) address: verify then also proves that the chain still
+extends every head in it — the same head on each of those days. A day
+rewritten after its head was published fails, and so does a chain cut
+short of a known day. For an export, a known day outside its range cannot
+be checked (exit 2).
+
 Exit codes: 0 all checks pass, 1 something was changed after sealing (the
 line names the day and record), 2 the check could not be made ("could not
 check: …": the database or export could not be read, a bad key or flag).`,
@@ -212,6 +223,16 @@ check: …": the database or export could not be read, a bad key or flag).`,
 			vkey, err := readVerifierKey(key)
 			if err != nil {
 				return exitCode(2, "audit verify: --key: "+err.Error())
+			}
+			var known []ledger.KnownHead
+			if knownHeads != "" {
+				b, err := readKnownHeads(cmd.Context(), knownHeads)
+				if err == nil {
+					known, err = ledger.ParseKnownHeads(b)
+				}
+				if err != nil {
+					return exitCode(2, "audit verify: could not check: --known-heads "+knownHeads+": "+err.Error())
+				}
 			}
 			var sum ledger.Summary
 			var note string
@@ -233,11 +254,17 @@ check: …": the database or export could not be read, a bad key or flag).`,
 			// 1 only for tampering found; anything that kept the check from
 			// being made is 2, so that a cron job tells the two apart.
 			var problem *ledger.Problem
+			if err == nil && known != nil {
+				err = ledger.CheckKnownHeads(sum, known, dir == "")
+			}
 			if errors.As(err, &problem) {
 				return exitCode(1, "audit verify: "+err.Error())
 			}
 			if err != nil {
 				return exitCode(2, "audit verify: could not check: "+err.Error())
+			}
+			if known != nil {
+				note += fmt.Sprintf("; the chain extends all %d known heads", len(known))
 			}
 			w := cmd.OutOrStdout()
 			if sum.Days == 0 {
@@ -258,7 +285,54 @@ check: …": the database or export could not be read, a bad key or flag).`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "check an export in this directory instead of the database")
 	cmd.Flags().StringVar(&key, "key", "", "the public verifier key, or a file holding it")
+	cmd.Flags().StringVar(&knownHeads, "known-heads", "", "heads kept earlier (a copy of /ledger/heads): a file or an http(s) address")
 	return cmd
+}
+
+// maxKnownHeads bounds a heads feed read: years of days, a note each.
+const maxKnownHeads = 64 << 20
+
+// readKnownHeads reads the kept heads from a file or an http(s) address.
+// The address is the one the operator typed, fetched once, plainly: no
+// redirect to another host, no cookie, a size limit.
+func readKnownHeads(ctx context.Context, arg string) ([]byte, error) {
+	if !strings.HasPrefix(arg, "http://") && !strings.HasPrefix(arg, "https://") {
+		return os.ReadFile(filepath.Clean(arg))
+	}
+	u, err := url.Parse(arg)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("not a web address")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "zhizhi-audit-verify")
+	req.Header.Set("Accept", "application/json")
+	c := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if r.URL.Host != u.Host || len(via) > 3 {
+			return fmt.Errorf("redirected to %s: not followed", r.URL.Redacted())
+		}
+		return nil
+	}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("answered HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxKnownHeads+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxKnownHeads {
+		return nil, fmt.Errorf("larger than %d MB", maxKnownHeads>>20)
+	}
+	return b, nil
 }
 
 // readVerifierKey takes a key or the name of a file holding one; "" stays "".

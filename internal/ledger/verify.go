@@ -41,6 +41,8 @@ type Summary struct {
 	// ContinuesFrom is the previous head of the first day when the checked
 	// days do not start the chain (an export of a later range).
 	ContinuesFrom string
+	// Heads is each checked day's head (hex), by day.
+	Heads map[string]string
 }
 
 // ParseVerifierKey reads a verifier key as `zhizhi audit key` prints it.
@@ -161,6 +163,10 @@ func (c *chain) check(d dayData) error {
 	c.sum.HumanRecords += h.HumanCount
 	c.sum.CrawlerRecords += h.CrawlerCount
 	c.sum.LastHead = hexHash(h.Head)
+	if c.sum.Heads == nil {
+		c.sum.Heads = map[string]string{}
+	}
+	c.sum.Heads[h.Day] = c.sum.LastHead
 	c.prev = &h
 	return nil
 }

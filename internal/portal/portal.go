@@ -101,6 +101,7 @@ func (p *portal) routes() http.Handler {
 	mux.HandleFunc("GET /robots.txt", p.robotsShow)
 	mux.HandleFunc("GET /ledger", p.ledgerShow)
 	mux.HandleFunc("GET /ledger.json", p.ledgerJSON)
+	mux.HandleFunc("GET /ledger/heads", p.ledgerHeads)
 	mux.HandleFunc("GET /.well-known/zhizhi-ledger.key", p.ledgerKey)
 	mux.HandleFunc("POST /beacon", p.beaconRecord)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", p.staticHandler()))
