@@ -414,3 +414,32 @@ func TestLedgerTamperSources(t *testing.T) {
 		})
 	}
 }
+
+// TestDashboardSealedDayFromRecords: a sealed day's dashboard shows what
+// was sealed; a crawl_log row edited afterwards does not change it, and the
+// day says which record no longer matches.
+func TestDashboardSealedDayFromRecords(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		sealedWorld(t, s)
+		now := at("2026-11-30", 1, 0, 0, 0)
+		d, err := ledger.BuildDashboard(ctx, s, "2026-11-27", 1, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The 27th: one request reached a site (a 304 that spared 40000
+		// bytes), two were held back.
+		want := ledger.CrawlerDay{Requests: 1, BytesSaved: 40000, NotSent: 2, Hosts: 1}
+		if !d.Day.Sealed || d.Day.Crawler != want || d.Day.Problem != "" {
+			t.Fatalf("sealed day before the edit: sealed %v, %+v, problem %q; want %+v", d.Day.Sealed, d.Day.Crawler, d.Day.Problem, want)
+		}
+		sqlExec(t, s, `UPDATE crawl_log SET bytes_saved = 1, bytes = 777 WHERE bytes_saved = 40000`)
+		d, err = ledger.BuildDashboard(ctx, s, "2026-11-27", 1, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Day.Crawler != want || !strings.HasPrefix(d.Day.Problem, "2026-11-27: crawler record 2 differs from crawl_log row") {
+			t.Fatalf("sealed day after the edit: %+v, problem %q; want %+v and crawler record 2 named", d.Day.Crawler, d.Day.Problem, want)
+		}
+	})
+}
