@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +30,22 @@ func humanLedger(st *store.Store) ledger.HumanSource {
 		if _, err := st.ClosePortalDay(ctx, day); err != nil {
 			return nil, err
 		}
+		tallies, err := st.HumanTallies(ctx, day)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]model.HumanTally, len(tallies))
+		for i, t := range tallies {
+			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
+		}
+		return out, nil
+	}
+}
+
+// storedHumanTallies reads a sealed day's human tallies as they are now,
+// without closing anything: verify only reads.
+func storedHumanTallies(st *store.Store) ledger.HumanSource {
+	return func(ctx context.Context, day string) ([]model.HumanTally, error) {
 		tallies, err := st.HumanTallies(ctx, day)
 		if err != nil {
 			return nil, err
@@ -169,29 +189,50 @@ written, 2 usage error.`,
 }
 
 func newAuditVerifyCmd() *cobra.Command {
-	var dir, key string
+	var dir, key, knownHeads string
 	cmd := &cobra.Command{
-		Use:   "verify [--dir DIR] [--key KEY|FILE]",
+		Use:   "verify [--dir DIR] [--key KEY|FILE] [--known-heads FILE|URL]",
 		Short: "Check every signature, head, chain link and record of the sealed days",
 		Long: `verify checks the sealed days in the database, or with --dir an export
 (a directory of day directories, or one day directory): every head note's
 signature, every day head, that the days follow each other without a gap and
 each links to the head of the day before, and that every record is in its
 day's signed tree — none changed, added, removed or moved. It names the first
-day and record found wrong and stops there.
+day and record found wrong and stops there. On the database it also
+compares every sealed record with the row it was sealed from (the day's
+crawl_log rows and human tallies): a row changed, deleted or added after
+sealing is named too.
 
 --key is the public verifier key (as 'zhizhi audit key' prints it, or a file
 holding it). Without it the database's own key is used, or for an export the
 key it carries — which only shows the export agrees with itself; pass the
 key the operator published to trust it.
 
+--known-heads is a copy of the heads feed (/ledger/heads) kept earlier, as a
+file or an http(s) address: verify then also proves that the chain still
+extends every head in it — the same head on each of those days. A day
+rewritten after its head was published fails, and so does a chain cut
+short of a known day. For an export, a known day outside its range cannot
+be checked (exit 2).
+
 Exit codes: 0 all checks pass, 1 something was changed after sealing (the
-line names it) or the data could not be read, 2 usage error.`,
+line names the day and record), 2 the check could not be made ("could not
+check: …": the database or export could not be read, a bad key or flag).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vkey, err := readVerifierKey(key)
 			if err != nil {
 				return exitCode(2, "audit verify: --key: "+err.Error())
+			}
+			var known []ledger.KnownHead
+			if knownHeads != "" {
+				b, err := readKnownHeads(cmd.Context(), knownHeads)
+				if err == nil {
+					known, err = ledger.ParseKnownHeads(b)
+				}
+				if err != nil {
+					return exitCode(2, "audit verify: could not check: --known-heads "+knownHeads+": "+err.Error())
+				}
 			}
 			var sum ledger.Summary
 			var note string
@@ -208,10 +249,22 @@ line names it) or the data could not be read, 2 usage error.`,
 					return oerr
 				}
 				defer st.Close()
-				sum, err = ledger.VerifyStore(ctx, st, vkey)
+				sum, err = ledger.VerifyStore(ctx, st, vkey, storedHumanTallies(st))
+			}
+			// 1 only for tampering found; anything that kept the check from
+			// being made is 2, so that a cron job tells the two apart.
+			var problem *ledger.Problem
+			if err == nil && known != nil {
+				err = ledger.CheckKnownHeads(sum, known, dir == "")
+			}
+			if errors.As(err, &problem) {
+				return exitCode(1, "audit verify: "+err.Error())
 			}
 			if err != nil {
-				return exitCode(1, "audit verify: "+err.Error())
+				return exitCode(2, "audit verify: could not check: "+err.Error())
+			}
+			if known != nil {
+				note += fmt.Sprintf("; the chain extends all %d known heads", len(known))
 			}
 			w := cmd.OutOrStdout()
 			if sum.Days == 0 {
@@ -232,7 +285,54 @@ line names it) or the data could not be read, 2 usage error.`,
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "check an export in this directory instead of the database")
 	cmd.Flags().StringVar(&key, "key", "", "the public verifier key, or a file holding it")
+	cmd.Flags().StringVar(&knownHeads, "known-heads", "", "heads kept earlier (a copy of /ledger/heads): a file or an http(s) address")
 	return cmd
+}
+
+// maxKnownHeads bounds a heads feed read: years of days, a note each.
+const maxKnownHeads = 64 << 20
+
+// readKnownHeads reads the kept heads from a file or an http(s) address.
+// The address is the one the operator typed, fetched once, plainly: no
+// redirect to another host, no cookie, a size limit.
+func readKnownHeads(ctx context.Context, arg string) ([]byte, error) {
+	if !strings.HasPrefix(arg, "http://") && !strings.HasPrefix(arg, "https://") {
+		return os.ReadFile(filepath.Clean(arg))
+	}
+	u, err := url.Parse(arg)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("not a web address")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "zhizhi-audit-verify")
+	req.Header.Set("Accept", "application/json")
+	c := &http.Client{CheckRedirect: func(r *http.Request, via []*http.Request) error {
+		if r.URL.Host != u.Host || len(via) > 3 {
+			return fmt.Errorf("redirected to %s: not followed", r.URL.Redacted())
+		}
+		return nil
+	}}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("answered HTTP %d", resp.StatusCode)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxKnownHeads+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxKnownHeads {
+		return nil, fmt.Errorf("larger than %d MB", maxKnownHeads>>20)
+	}
+	return b, nil
 }
 
 // readVerifierKey takes a key or the name of a file holding one; "" stays "".

@@ -96,6 +96,27 @@ func TestAuditCommands(t *testing.T) {
 			t.Fatalf("verify a changed export: exit %d %q, want 1 %q", code, msg, want)
 		}
 
+		// A crawl_log row changed after sealing: the sealed trees are
+		// intact, the database verify still names the day and record.
+		st, err = store.Open(ctx, dsn, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.DB().ExecContext(ctx, `UPDATE crawl_log SET bytes = bytes + 1`); err != nil {
+			t.Fatal(err)
+		}
+		st.Close()
+		_, code, msg = run("audit", "verify", "--key", key)
+		if want := "audit verify: " + day + ": crawler record 0 differs from crawl_log row"; code != 1 || !strings.HasPrefix(msg, want) ||
+			!strings.Contains(msg, "the row was changed after sealing") {
+			t.Fatalf("verify after changing a crawl_log row: exit %d %q, want 1 %q…", code, msg, want)
+		}
+		// What cannot be checked is not tampering: exit 2, said so.
+		_, code, msg = run("audit", "verify", "--dir", filepath.Join(dir, "no-such-export"), "--key", key)
+		if code != 2 || !strings.HasPrefix(msg, "audit verify: could not check: ") {
+			t.Fatalf("verify a missing export: exit %d %q, want 2 \"audit verify: could not check: …\"", code, msg)
+		}
+
 		for _, bad := range [][]string{
 			{"audit", "export"},
 			{"audit", "export", "--day", "2026-13-01"},

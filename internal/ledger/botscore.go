@@ -48,8 +48,15 @@ const (
 	UABot     = "bot"
 )
 
+// botUA matches bots, crawlers, command-line tools and HTTP libraries, API
+// clients, link-preview fetchers (chat apps and social sites fetch a page
+// to draw its preview), archivers, page auditors and headless browsers.
 var botUA = regexp.MustCompile(`(?i)bot|spider|crawl|slurp|curl|wget|python|go-http-client|java/|okhttp|` +
-	`libwww|httpclient|scrapy|headless|phantomjs|puppeteer|playwright|selenium|node-fetch|axios`)
+	`libwww|httpclient|scrapy|headless|phantomjs|puppeteer|playwright|selenium|node-fetch|axios|` +
+	`httpie|postman|insomnia|aiohttp|httpx|urllib|guzzle|powershell|` +
+	`facebookexternalhit|facebookcatalog|ia_archiver|archive\.org|lighthouse|pagespeed|gtmetrix|` +
+	`slack|whatsapp|telegram|discord|skype|viber|line/|embedly|vkshare|pinterest|preview|` +
+	`applebot|bingpreview|google-inspectiontool|googleother|feedfetcher|mediapartners`)
 
 // ClassifyUA says whether a user agent is a browser's or names a bot, a
 // tool or a headless browser. An empty user agent is a tool's: every
@@ -134,6 +141,26 @@ func Score(f Features) int {
 		}
 	}
 	return s
+}
+
+// Proven says a browser ran the page: the page script's beacon came back
+// with the page's token and reported interaction events. Events are only
+// counted from such beacons, so any event is that proof.
+func Proven(v *store.VisitorDay) bool {
+	e := v.Events
+	return e.Scroll+e.Pointer+e.Key+e.Click+e.Visibility > 0
+}
+
+// BandOf is a visitor's band: the band of its score, except that without
+// proof that a browser ran the page the best band is review — a script
+// with a browser's user agent that waits between pages scores low on the
+// other signs, and it must not be counted as a person.
+func BandOf(v *store.VisitorDay) string {
+	b := Band(v.Score)
+	if b == store.BandHuman && !Proven(v) {
+		return store.BandReview
+	}
+	return b
 }
 
 // Band names the band of a score in hundredths.

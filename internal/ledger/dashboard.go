@@ -2,6 +2,8 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,6 +56,10 @@ type DashboardDay struct {
 	RatioBand string   `json:"ratio_band,omitempty"`
 	Sealed    bool     `json:"sealed"`
 	Head      string   `json:"head,omitempty"` // the sealed day's chain head
+	// Problem, on a sealed day, says how the rows it was sealed from
+	// differ from its sealed records now, naming the record; the crawler's
+	// requests, bytes and held-back requests are the sealed ones.
+	Problem string `json:"problem,omitempty"`
 }
 
 // OpenTakedown is a takedown request still waiting, as the public sees it:
@@ -181,6 +187,47 @@ func (d *Dashboard) day(ctx context.Context, st *store.Store, day string) (Dashb
 	}
 	if s, ok := d.sealedDays[day]; ok {
 		out.Sealed, out.Head = true, s.Head
+		if err := sealedCrawler(ctx, st, day, &out); err != nil {
+			return out, nil, fmt.Errorf("dashboard %s: %w", day, err)
+		}
 	}
 	return out, hosts, nil
+}
+
+// sealedCrawler draws a sealed day's crawler numbers from its sealed
+// records, not from crawl_log as it is now, and notes where the two part.
+func sealedCrawler(ctx context.Context, st *store.Store, day string, out *DashboardDay) error {
+	sl, err := st.SealedLedger(ctx, day, model.LedgerCrawler)
+	if err != nil {
+		return err
+	}
+	var c CrawlerDay
+	hosts := map[string]bool{}
+	records := make([]recordData, 0, len(sl.Records))
+	for _, r := range sl.Records {
+		records = append(records, recordData{index: r.Seq, data: []byte(r.Data)})
+		var l crawlerLine
+		if err := json.Unmarshal([]byte(r.Data), &l); err != nil {
+			out.Problem = fmt.Sprintf("%s: crawler record %d is not a ledger record — run zhizhi audit verify", day, r.Seq)
+			continue
+		}
+		if !l.Sent {
+			c.NotSent++
+			continue
+		}
+		c.Requests++
+		c.Bytes += l.Bytes
+		c.BytesSaved += l.BytesSaved
+		hosts[l.Host] = true
+	}
+	c.Hosts = len(hosts)
+	c.Errors, c.BreakerTrips = out.Crawler.Errors, out.Crawler.BreakerTrips // not in the records
+	out.Crawler = c
+	err = checkSources(ctx, st, dayData{day: day, crawler: ledgerData{records: records}}, nil)
+	var p *Problem
+	if errors.As(err, &p) {
+		out.Problem = p.Error()
+		return nil
+	}
+	return err
 }

@@ -150,7 +150,7 @@ func TestSealDue(t *testing.T) {
 			t.Errorf("human records %v, want %v (by card, counts only)", lines, want)
 		}
 
-		sum, err := ledger.VerifyStore(ctx, s, "")
+		sum, err := ledger.VerifyStore(ctx, s, "", w.source)
 		if err != nil {
 			t.Fatalf("verify the untouched chain: %v", err)
 		}
@@ -234,7 +234,7 @@ func TestSealConcurrentSealers(t *testing.T) {
 			if err != nil || len(days) != len(want) {
 				t.Fatalf("%d sealed days (%v), want %d", len(days), err, len(want))
 			}
-			if _, err := ledger.VerifyStore(ctx, stores[1], keys[0]); err != nil {
+			if _, err := ledger.VerifyStore(ctx, stores[1], keys[0], nil); err != nil {
 				t.Fatalf("verify: %v", err)
 			}
 		})

@@ -41,6 +41,8 @@ type Summary struct {
 	// ContinuesFrom is the previous head of the first day when the checked
 	// days do not start the chain (an export of a later range).
 	ContinuesFrom string
+	// Heads is each checked day's head (hex), by day.
+	Heads map[string]string
 }
 
 // ParseVerifierKey reads a verifier key as `zhizhi audit key` prints it.
@@ -161,6 +163,10 @@ func (c *chain) check(d dayData) error {
 	c.sum.HumanRecords += h.HumanCount
 	c.sum.CrawlerRecords += h.CrawlerCount
 	c.sum.LastHead = hexHash(h.Head)
+	if c.sum.Heads == nil {
+		c.sum.Heads = map[string]string{}
+	}
+	c.sum.Heads[h.Day] = c.sum.LastHead
 	c.prev = &h
 	return nil
 }
@@ -244,9 +250,13 @@ func checkLedger(day, ledger string, l ledgerData, n int64, root tlog.Hash) erro
 
 // VerifyStore checks every sealed day in the database: each signature with
 // vkey (the store's own key when empty), each head, the chain from its
-// first day, and each record against its day's signed root. The first
-// problem is returned as a *Problem.
-func VerifyStore(ctx context.Context, st *store.Store, vkey string) (Summary, error) {
+// first day, each record against its day's signed root — and each sealed
+// record against the row it was sealed from: the day's crawl_log rows and,
+// when human is given, the day's human tallies, so that a row changed,
+// deleted or inserted after sealing is named. The first problem is
+// returned as a *Problem; any other error means the check could not be
+// made.
+func VerifyStore(ctx context.Context, st *store.Store, vkey string, human HumanSource) (Summary, error) {
 	if vkey == "" {
 		var err error
 		if vkey, err = VerifierKey(ctx, st); err != nil {
@@ -280,8 +290,84 @@ func VerifyStore(ctx context.Context, st *store.Store, vkey string) (Summary, er
 		if err := c.check(d); err != nil {
 			return c.sum, err
 		}
+		if err := checkSources(ctx, st, d, human); err != nil {
+			return c.sum, err
+		}
 	}
 	return c.sum, nil
+}
+
+// checkSources compares a sealed day's records (already checked against
+// the signed roots) with the rows they were sealed from, as they are now.
+func checkSources(ctx context.Context, st *store.Store, d dayData, human HumanSource) error {
+	logs, err := st.CrawlLogsBetween(ctx, dayStart(d.day), dayStart(NextDay(d.day)))
+	if err != nil {
+		return fmt.Errorf("%s: read crawl_log: %w", d.day, err)
+	}
+	rows := make(map[int64][]byte, len(logs))
+	for _, l := range logs {
+		rows[l.ID] = CrawlerRecord(l)
+	}
+	if err := compareRows(d.day, model.LedgerCrawler, "crawl_log row", d.crawler.records, rows, func(rec []byte) (int64, error) {
+		var l crawlerLine
+		err := json.Unmarshal(rec, &l)
+		return l.ID, err
+	}); err != nil {
+		return err
+	}
+	if human == nil {
+		return nil
+	}
+	tallies, err := human(ctx, d.day)
+	if err != nil {
+		return fmt.Errorf("%s: read the human tallies: %w", d.day, err)
+	}
+	rows = make(map[int64][]byte, len(tallies))
+	for _, t := range tallies {
+		rows[t.CardID] = HumanRecord(t)
+	}
+	return compareRows(d.day, model.LedgerHuman, "the human tally of card", d.human.records, rows, func(rec []byte) (int64, error) {
+		var h humanLine
+		err := json.Unmarshal(rec, &h)
+		return h.Card, err
+	})
+}
+
+// compareRows matches each sealed record to the source row of the same id
+// and names the first record whose row differs or is gone, then the first
+// row no record was sealed from.
+func compareRows(day, ledger, what string, records []recordData, rows map[int64][]byte, id func([]byte) (int64, error)) error {
+	fail := func(rec int64, format string, args ...any) error {
+		return &Problem{Day: day, Ledger: ledger, Record: rec, Msg: fmt.Sprintf(format, args...)}
+	}
+	sealed := make(map[int64]bool, len(records))
+	for k, rec := range records {
+		i := int64(k)
+		n, err := id(rec.data)
+		if err != nil {
+			return fail(i, "%s record %d is not a ledger record", ledger, i)
+		}
+		sealed[n] = true
+		row, ok := rows[n]
+		if !ok {
+			return fail(i, "%s record %d: %s %d is gone — it was deleted after sealing", ledger, i, what, n)
+		}
+		if !bytes.Equal(row, rec.data) {
+			return fail(i, "%s record %d differs from %s %d as it is now — the row was changed after sealing (sealed %s, now %s)",
+				ledger, i, what, n, rec.data, row)
+		}
+	}
+	var extra []int64
+	for n := range rows {
+		if !sealed[n] {
+			extra = append(extra, n)
+		}
+	}
+	if len(extra) > 0 {
+		slices.Sort(extra)
+		return fail(int64(len(records)), "%s %d is not in the sealed %s ledger — it was added after sealing", what, extra[0], ledger)
+	}
+	return nil
 }
 
 // Names of the files in an exported day's directory.

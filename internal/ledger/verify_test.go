@@ -16,6 +16,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"zhizhi/internal/ledger"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -30,13 +31,14 @@ func otherKey(t *testing.T) string {
 }
 
 // sealedWorld seals the 27th, 28th and 29th of November 2026.
-func sealedWorld(t *testing.T, s *store.Store) {
+func sealedWorld(t *testing.T, s *store.Store) world {
 	t.Helper()
 	w := newWorld(t, s)
 	got, err := sealer(s, w, at("2026-11-30", 1, 0, 0, 0)).SealDue(context.Background())
 	if err != nil || len(got) != 3 {
 		t.Fatalf("seal: %v %v", got, err)
 	}
+	return w
 }
 
 // flipSignature changes one byte of the ed25519 signature in a signed note,
@@ -127,6 +129,24 @@ func TestLedgerTamperStore(t *testing.T) {
 			n := sqlString(t, s, `SELECT note FROM ledger_day WHERE day = '2026-11-28'`)
 			sqlExec(t, s, `UPDATE ledger_day SET note = ? WHERE day = '2026-11-28'`, flipSignature(t, n))
 		}, wantProblem{"2026-11-28", "", -1, "the signature on the day's head note does not verify"}},
+		{"re-sign a head that does not follow from its roots", func(t *testing.T, s *store.Store) {
+			// Only the holder of the signing key can do this: the signature
+			// holds, the head line is not the hash of the note's own roots.
+			skey := sqlString(t, s, `SELECT signer_key FROM ledger_key WHERE id = 1`)
+			signer, err := note.NewSigner(skey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := sqlString(t, s, `SELECT note FROM ledger_day WHERE day = '2026-11-28'`)
+			text = text[:strings.Index(text, "\n\n")+1]
+			i := strings.Index(text, "\nhead ")
+			text = text[:i+6] + strings.Repeat("ab", 32) + "\n"
+			msg, err := note.Sign(&note.Note{Text: text}, signer)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sqlExec(t, s, `UPDATE ledger_day SET note = ?, head = ? WHERE day = '2026-11-28'`, string(msg), strings.Repeat("ab", 32))
+		}, wantProblem{"2026-11-28", "", -1, "the signed day head does not follow from the day's roots and the previous head"}},
 		{"drop a day", func(t *testing.T, s *store.Store) {
 			for _, table := range []string{"ledger_hash", "ledger_record", "ledger_day"} {
 				sqlExec(t, s, `DELETE FROM `+table+` WHERE day = '2026-11-28'`)
@@ -190,13 +210,13 @@ func TestLedgerTamperStore(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
-				sealedWorld(t, s)
+				w := sealedWorld(t, s)
 				ctx := context.Background()
-				if _, err := ledger.VerifyStore(ctx, s, ""); err != nil {
+				if _, err := ledger.VerifyStore(ctx, s, "", w.source); err != nil {
 					t.Fatalf("before tampering: %v", err)
 				}
 				c.tamper(t, s)
-				_, err := ledger.VerifyStore(ctx, s, "")
+				_, err := ledger.VerifyStore(ctx, s, "", w.source)
 				checkProblem(t, err, c.want)
 			})
 		})
@@ -346,6 +366,80 @@ func TestLedgerTamperExport(t *testing.T) {
 				_, _, err := ledger.VerifyDir(dir, vkey)
 				checkProblem(t, err, c.want)
 			})
+		}
+	})
+}
+
+// TestLedgerTamperSources: the sealed records stay true to the rows they
+// were sealed from. A crawl_log row or a human tally changed, deleted or
+// inserted after sealing leaves the sealed trees intact, and is named by
+// day and record all the same.
+func TestLedgerTamperSources(t *testing.T) {
+	cases := []struct {
+		name   string
+		tamper func(t *testing.T, s *store.Store, w world)
+		want   wantProblem
+	}{
+		{"add a byte to a request", func(t *testing.T, s *store.Store, w world) {
+			sqlExec(t, s, `UPDATE crawl_log SET bytes = bytes + 1 WHERE bytes = 9000`)
+		}, wantProblem{"2026-11-29", "crawler", 2, "crawler record 2 differs from crawl_log row"}},
+		{"delete a request", func(t *testing.T, s *store.Store, w world) {
+			sqlExec(t, s, `DELETE FROM crawl_log WHERE bytes = 5321`)
+		}, wantProblem{"2026-11-27", "crawler", 1, "is gone — it was deleted after sealing"}},
+		{"insert a request", func(t *testing.T, s *store.Store, w world) {
+			if err := s.InsertCrawlLog(context.Background(), &model.CrawlLog{Host: "www.gdqy.gov.test", Purpose: "list",
+				Method: "GET", Success: true, OccurredAt: at("2026-11-28", 12, 0, 0, 0)}); err != nil {
+				t.Fatal(err)
+			}
+		}, wantProblem{"2026-11-28", "crawler", 0, "is not in the sealed crawler ledger — it was added after sealing"}},
+		{"raise a human tally", func(t *testing.T, s *store.Store, w world) {
+			w.human["2026-11-27"][0].Views++
+		}, wantProblem{"2026-11-27", "human", 1, "human record 1 differs from the human tally of card 9"}},
+		{"add a human tally", func(t *testing.T, s *store.Store, w world) {
+			w.human["2026-11-28"] = append(w.human["2026-11-28"], model.HumanTally{CardID: 11, Views: 3})
+		}, wantProblem{"2026-11-28", "human", 1, "the human tally of card 11 is not in the sealed human ledger"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+				w := sealedWorld(t, s)
+				ctx := context.Background()
+				if _, err := ledger.VerifyStore(ctx, s, "", w.source); err != nil {
+					t.Fatalf("before tampering: %v", err)
+				}
+				c.tamper(t, s, w)
+				_, err := ledger.VerifyStore(ctx, s, "", w.source)
+				checkProblem(t, err, c.want)
+			})
+		})
+	}
+}
+
+// TestDashboardSealedDayFromRecords: a sealed day's dashboard shows what
+// was sealed; a crawl_log row edited afterwards does not change it, and the
+// day says which record no longer matches.
+func TestDashboardSealedDayFromRecords(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		sealedWorld(t, s)
+		now := at("2026-11-30", 1, 0, 0, 0)
+		d, err := ledger.BuildDashboard(ctx, s, "2026-11-27", 1, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The 27th: one request reached a site (a 304 that spared 40000
+		// bytes), two were held back.
+		want := ledger.CrawlerDay{Requests: 1, BytesSaved: 40000, NotSent: 2, Hosts: 1}
+		if !d.Day.Sealed || d.Day.Crawler != want || d.Day.Problem != "" {
+			t.Fatalf("sealed day before the edit: sealed %v, %+v, problem %q; want %+v", d.Day.Sealed, d.Day.Crawler, d.Day.Problem, want)
+		}
+		sqlExec(t, s, `UPDATE crawl_log SET bytes_saved = 1, bytes = 777 WHERE bytes_saved = 40000`)
+		d, err = ledger.BuildDashboard(ctx, s, "2026-11-27", 1, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Day.Crawler != want || !strings.HasPrefix(d.Day.Problem, "2026-11-27: crawler record 2 differs from crawl_log row") {
+			t.Fatalf("sealed day after the edit: %+v, problem %q; want %+v and crawler record 2 named", d.Day.Crawler, d.Day.Problem, want)
 		}
 	})
 }

@@ -33,6 +33,9 @@ type Hit struct {
 	Kind   Kind
 	CardID int64               // KindPage of a card page, KindDoor
 	Events store.VisitorEvents // KindBeacon
+	// Token is what a beacon presents: the BeaconToken its page carried.
+	// A beacon without the right one is not counted as events.
+	Token string
 }
 
 // MaxEventsPerBeacon caps each event count of one beacon: a page script
@@ -182,7 +185,13 @@ func (r *Recorder) Record(req *http.Request, h Hit) {
 		r.log.Warn("portal visit not counted", "day", day, "err", err)
 		return
 	}
-	p := pendingHit{day: day, key: visitorKey(salt, r.clientIP(req), ua), uaClass: ClassifyUA(ua), at: at, hit: h}
+	key := visitorKey(salt, r.clientIP(req), ua)
+	if h.Kind == KindBeacon && !hmac.Equal([]byte(h.Token), []byte(beaconToken(salt, key))) {
+		// Events only count from a page this visitor was served: a script
+		// that only fetches pages never presents the page's token.
+		h = Hit{Kind: KindOther}
+	}
+	p := pendingHit{day: day, key: key, uaClass: ClassifyUA(ua), at: at, hit: h}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -198,6 +207,26 @@ func (r *Recorder) Record(req *http.Request, h Hit) {
 		r.pending = append(r.pending, p)
 	}
 	r.mu.Unlock()
+}
+
+// BeaconToken is the proof a page hands its script to return with each
+// beacon: HMAC-SHA256(day salt, "beacon" ‖ NUL ‖ visitor key), so it is
+// good for the visitor (address and user agent) and day it was served to
+// and cannot be made without the salt. "" when the salt cannot be read.
+func (r *Recorder) BeaconToken(req *http.Request) string {
+	salt, err := r.salt(context.WithoutCancel(req.Context()), r.Day(r.now()))
+	if err != nil {
+		return ""
+	}
+	return beaconToken(salt, visitorKey(salt, r.clientIP(req), req.UserAgent()))
+}
+
+func beaconToken(salt []byte, key string) string {
+	m := hmac.New(sha256.New, salt)
+	m.Write([]byte("beacon"))
+	m.Write([]byte{0})
+	m.Write([]byte(key))
+	return hex.EncodeToString(m.Sum(nil))
 }
 
 // visitorKey is HMAC-SHA256(salt, address ‖ NUL ‖ user agent) in hex. The
@@ -358,7 +387,7 @@ func applyHits(v *store.VisitorDay, hits []pendingHit) []store.CardCount {
 		}
 	}
 	v.Score = Score(FeaturesOf(v))
-	v.Band = Band(v.Score)
+	v.Band = BandOf(v)
 	out := make([]store.CardCount, 0, len(order))
 	for _, id := range order {
 		out = append(out, *cards[id])

@@ -198,7 +198,7 @@ func TestCloseDays(t *testing.T) {
 			c.Set(c.Now().Add(time.Duration(i) * 40 * time.Second))
 			r.Record(human, Hit{Kind: KindAsset})
 			r.Record(human, Hit{Kind: KindPage, CardID: 5})
-			r.Record(human, Hit{Kind: KindBeacon, Events: store.VisitorEvents{Scroll: 2, Pointer: 3}})
+			r.Record(human, Hit{Kind: KindBeacon, Events: store.VisitorEvents{Scroll: 2, Pointer: 3}, Token: r.BeaconToken(human)})
 		}
 		for _, tc := range []struct {
 			at   time.Time

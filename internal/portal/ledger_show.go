@@ -146,6 +146,26 @@ func (p *portal) ledgerKey(w http.ResponseWriter, r *http.Request) {
 	_, _ = fmt.Fprintln(w, key)
 }
 
+// ledgerHeads publishes every sealed day's signed head, for outsiders to
+// keep: with a copy, 'zhizhi audit verify --known-heads' proves later that
+// no published day was rewritten. Public, no cookie, cacheable for a few
+// minutes (a new head appears once a day).
+func (p *portal) ledgerHeads(w http.ResponseWriter, r *http.Request) {
+	p.record(r, ledger.Hit{Kind: ledger.KindOther})
+	f, err := ledger.Heads(r.Context(), p.store)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if err != nil {
+		p.log.Error("portal: ledger heads", "err", err)
+		w.WriteHeader(http.StatusInternalServerError)
+		_ = json.NewEncoder(w).Encode(map[string]string{"error": "internal", "detail": "the heads could not be read; try again later"})
+		return
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(f)
+}
+
 func orNaN(v *float64) float64 {
 	if v == nil {
 		return math.NaN()

@@ -30,6 +30,12 @@ type Visits interface {
 	Record(r *http.Request, h ledger.Hit)
 }
 
+// beaconTokens is what a Visits that checks beacons also does: hand each
+// page the token its script must send back (*ledger.Recorder does).
+type beaconTokens interface {
+	BeaconToken(r *http.Request) string
+}
+
 // Options are the portal's dependencies.
 type Options struct {
 	Store *store.Store
@@ -94,6 +100,7 @@ func (p *portal) routes() http.Handler {
 	mux.HandleFunc("GET /robots.txt", p.robotsShow)
 	mux.HandleFunc("GET /ledger", p.ledgerShow)
 	mux.HandleFunc("GET /ledger.json", p.ledgerJSON)
+	mux.HandleFunc("GET /ledger/heads", p.ledgerHeads)
 	mux.HandleFunc("GET /.well-known/zhizhi-ledger.key", p.ledgerKey)
 	mux.HandleFunc("POST /beacon", p.beaconRecord)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", p.staticHandler()))

@@ -306,7 +306,8 @@ func TestBeacon(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	if s := post(`{"scroll":3,"pointer":5,"key":1,"click":2,"visibility":1}`, map[string]string{"Sec-Fetch-Site": "same-origin",
+	token := pageToken(t, w.get(t, "/"))
+	if s := post(`{"scroll":3,"pointer":5,"key":1,"click":2,"visibility":1,"token":"`+token+`"}`, map[string]string{"Sec-Fetch-Site": "same-origin",
 		"Origin": w.srv.URL}); s != http.StatusNoContent {
 		t.Fatalf("beacon: %d", s)
 	}
@@ -319,7 +320,7 @@ func TestBeacon(t *testing.T) {
 	if s := post(`{"scroll":`+strings.Repeat("1", 2000)+`}`, nil); s != http.StatusBadRequest {
 		t.Errorf("oversized beacon: %d, want 400", s)
 	}
-	if s := post(`{"pointer":99999999}`, nil); s != http.StatusNoContent {
+	if s := post(`{"pointer":99999999,"token":"`+token+`"}`, nil); s != http.StatusNoContent {
 		t.Errorf("beacon with a huge count: %d", s)
 	}
 	vs := w.visitors(t)

@@ -51,6 +51,9 @@ type view struct {
 	Q     string // the search box's text
 	Error string
 	Data  any
+	// Beacon is the token the page script returns with its event counts:
+	// the proof that a browser ran the page (set by render).
+	Beacon string
 }
 
 // render writes page name with status, executed into a buffer first so a
@@ -60,6 +63,9 @@ func (p *portal) render(w http.ResponseWriter, r *http.Request, status int, name
 	if !ok {
 		p.serverError(w, r, fmt.Errorf("no template %q", name))
 		return
+	}
+	if bt, ok := p.visits.(beaconTokens); ok {
+		v.Beacon = bt.BeaconToken(r)
 	}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", v); err != nil {

@@ -3,12 +3,15 @@
 // posts the counts to the portal itself every few seconds and when the
 // page is left. No identifier, nothing kept in the browser, no text, no
 // position, no request to any other site. The counts tell readers from
-// scripts.
+// scripts; each post carries the token the page was served with, the
+// proof that a browser ran this page.
 (function () {
   "use strict";
   var types = ["scroll", "pointer", "key", "click", "visibility"];
   var counts = {};
   var pending = false;
+  var meta = document.querySelector('meta[name="zhizhi-beacon"]');
+  var token = meta ? meta.getAttribute("content") : "";
   function reset() {
     types.forEach(function (t) { counts[t] = 0; });
     pending = false;
@@ -21,7 +24,8 @@
     if (!pending) {
       return;
     }
-    var body = JSON.stringify(counts);
+    var body = JSON.stringify({scroll: counts.scroll, pointer: counts.pointer, key: counts.key,
+      click: counts.click, visibility: counts.visibility, token: token});
     reset();
     try {
       fetch("/beacon", {method: "POST", body: body, keepalive: true, credentials: "omit",
