@@ -285,7 +285,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	var ready atomic.Bool
 	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
-	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, loc: o.loc, secureCookies: o.secureCookies}); err != nil {
+	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, loc: o.loc, secureCookies: o.secureCookies,
+		clientIPHeader: o.clientIPHeader}); err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
@@ -343,6 +344,9 @@ type consoleDeps struct {
 	live          *config.Live
 	loc           *time.Location // schedules are read in it
 	secureCookies bool
+	// clientIPHeader is the proxy's header with the client's address, read
+	// by the login limit as the portal reads it ("" for none).
+	clientIPHeader string
 }
 
 // mountConsole adds the admin console (/admin/) and the REST API
@@ -350,7 +354,7 @@ type consoleDeps struct {
 // API keys; / leads to the console.
 func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 	st := d.st
-	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies})
+	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies, ClientIPHeader: d.clientIPHeader})
 	// Saving a target with a sample article needs a green dry-run, made
 	// with the workers' own polite client and the configuration in force.
 	// A catalog column's preview reads its list the same way.
