@@ -118,7 +118,7 @@ stay queued for the next start; then it exits 0.`,
 	cmd.Flags().BoolVar(&secure, "secure-cookies", envOr("ZHIZHI_SECURE_COOKIES", "") == "true",
 		"send the console's session cookie over HTTPS only — set it when people reach the console through HTTPS (env ZHIZHI_SECURE_COOKIES=true)")
 	cmd.Flags().StringVar(&clientIPHeader, "client-ip-header", envOr("ZHIZHI_CLIENT_IP_HEADER", ""),
-		"behind a reverse proxy: the header it puts the reader's address in (X-Real-IP, X-Forwarded-For), read only on requests from the proxy on this machine or the private network (env ZHIZHI_CLIENT_IP_HEADER)")
+		"behind a reverse proxy: the header it puts the reader's address in (X-Real-IP, X-Forwarded-For), for the portal's visitors and the console's login limit, read only on requests from the proxy on this machine or the private network (env ZHIZHI_CLIENT_IP_HEADER)")
 	cmd.Flags().DurationVar(&tick, "tick", queue.DefaultTickEvery, "how often the schedule is looked at")
 	_ = cmd.Flags().MarkHidden("tick")
 	return cmd
