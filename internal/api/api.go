@@ -25,11 +25,12 @@ import (
 // Prefix is where the API is mounted.
 const Prefix = "/api/v1"
 
-// API key scopes.
+// API key scopes: the ones auth defines, whose one rule (auth.Principal.Allows)
+// every route is checked with.
 const (
-	ScopeRead   = "read"   // every GET
-	ScopeWrite  = "write"  // every change
-	ScopeExport = "export" // the RAG export
+	ScopeRead   = auth.ScopeRead   // every GET
+	ScopeWrite  = auth.ScopeWrite  // every change
+	ScopeExport = auth.ScopeExport // the RAG export
 )
 
 // Body limits: JSON requests are small; a department CSV from OA may be
@@ -198,22 +199,13 @@ func (h *handler) guard(rt route) http.Handler {
 				"this needs the %s role; you have %q", rt.role, p.Role))
 			return
 		}
-		if p.APIKeyID != 0 && !hasScope(p.Scopes, rt.scope) {
+		if !p.Allows(rt.scope) {
 			h.fail(w, r, errorf(http.StatusForbidden, "forbidden",
 				"this API key lacks the %q scope; create a key with --scope %s", rt.scope, rt.scope))
 			return
 		}
 		rt.serve(w, r.WithContext(auth.WithPrincipal(r.Context(), p)))
 	})
-}
-
-func hasScope(scopes []string, want string) bool {
-	for _, s := range scopes {
-		if s == want {
-			return true
-		}
-	}
-	return false
 }
 
 // principal is the caller guard admitted.

@@ -285,8 +285,9 @@ func TestLogout(t *testing.T) {
 
 // TestLoginRateLimit: after 5 failed logins for a username within 15 min
 // the 6th attempt is refused even with the right password, saying how long
-// to wait; 15 min later it works. The same holds per client address across
-// usernames (the peer address, not X-Forwarded-For), for an unknown
+// to wait; 15 min later it works. The same holds after 50 failures from one
+// client address across usernames (the peer address, not X-Forwarded-For),
+// for an unknown
 // username, and for a second server process on the same database. A
 // success clears the username's count.
 func TestLoginRateLimit(t *testing.T) {
@@ -337,10 +338,12 @@ func TestLoginRateLimit(t *testing.T) {
 			}
 		}
 
-		// One address guessing across usernames.
+		// One address guessing across usernames: 50 failures in 15 min
+		// (10 names, 5 each) refuse the next attempt from it, whoever it
+		// names, with the right password too.
 		w.clk.Set(t0.Add(time.Hour))
-		for i, name := range []string{"bob", "carol", "dave", "erin", "frank"} {
-			if _, _, err := w.login(name, "guess", "198.51.100.7", ""); !errors.Is(err, auth.ErrBadCredentials) {
+		for i := range 50 {
+			if _, _, err := w.login(fmt.Sprintf("spray%d", i/5), "guess", "198.51.100.7", ""); !errors.Is(err, auth.ErrBadCredentials) {
 				t.Fatalf("failure %d from one address: %v", i+1, err)
 			}
 		}
@@ -348,10 +351,10 @@ func TestLoginRateLimit(t *testing.T) {
 		r.RemoteAddr = "198.51.100.7:5555"
 		r.Header.Set("X-Forwarded-For", "203.0.113.200")
 		if _, err := w.svc.Login(httptest.NewRecorder(), r, "alice", alicePW); !errors.As(err, &rl) || rl.RetryAfter != 15*time.Minute {
-			t.Errorf("6th attempt from the address (X-Forwarded-For set): %v, want refused for 15m", err)
+			t.Errorf("51st attempt from the address (X-Forwarded-For set, no proxy header configured): %v, want refused for 15m", err)
 		}
 		if _, _, err := w.login("bob", "bob's long password", "198.51.100.8", ""); err != nil {
-			t.Errorf("bob from another address: %v (one failure on bob is not a limit)", err)
+			t.Errorf("bob from another address: %v", err)
 		}
 		w.clk.Set(t0.Add(time.Hour + 15*time.Minute))
 		if _, _, err := w.login("alice", alicePW, "198.51.100.7", ""); err != nil {
@@ -443,4 +446,103 @@ func TestLoginLimitAcrossProcesses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoginLimitSparesTheOffice: staff behind one NAT address. Four failed
+// logins for a name nobody has and one wrong password for demo, all from
+// the office's address, do not keep demo out with the right password; nor
+// do 49 failures of colleagues. A success is no failure of the address:
+// after 49 failures and demo's success, a colleague still gets in (the
+// 50th failure would have closed the address).
+func TestLoginLimitSparesTheOffice(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		w := newWorld(t, st, auth.Options{})
+		w.addUser(t, "demo", alicePW, auth.RoleOperator)
+		w.addUser(t, "li", "li's long password", auth.RoleViewer)
+		const office = "203.0.113.50"
+		for i := range 4 {
+			if _, _, err := w.login("nosuch", "guess", office, ""); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("failure %d on an unknown name: %v", i+1, err)
+			}
+		}
+		if _, _, err := w.login("demo", "typo", office, ""); !errors.Is(err, auth.ErrBadCredentials) {
+			t.Fatalf("demo's typo: %v", err)
+		}
+		mustLogin(t, w, "demo", alicePW, office)
+
+		// 49 failures from the office in all (5 already, 44 more: colleagues
+		// mistyping, 4 each, so no name is limited).
+		for i := range 44 {
+			if _, _, err := w.login(fmt.Sprintf("colleague%d", i/4), "typo", office, ""); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("colleague failure %d: %v", i+1, err)
+			}
+		}
+		mustLogin(t, w, "demo", alicePW, office)
+		mustLogin(t, w, "li", "li's long password", office)
+		// The 50th failure closes the address for everyone.
+		if _, _, err := w.login("nosuch2", "guess", office, ""); !errors.Is(err, auth.ErrBadCredentials) {
+			t.Fatalf("50th failure: %v", err)
+		}
+		if _, _, err := w.login("li", "li's long password", office, ""); !errors.Is(err, auth.ErrRateLimited) {
+			t.Errorf("after 50 failures from the address: %v, want refused", err)
+		}
+	})
+}
+
+// TestLoginLimitIPv6PerSlash64: a host picks its IPv6 addresses from a
+// whole /64, so 50 failures spread over addresses of one /64 close the
+// /64; an address of another /64 is not held back by them.
+func TestLoginLimitIPv6PerSlash64(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		w := newWorld(t, st, auth.Options{})
+		w.addUser(t, "alice", alicePW, auth.RoleOperator)
+		for i := range 50 {
+			ip := fmt.Sprintf("[2001:db8:1:2::%x]", i+1)
+			if _, _, err := w.login(fmt.Sprintf("guess%d", i/5), "guess", ip, ""); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("failure %d: %v", i+1, err)
+			}
+		}
+		if _, _, err := w.login("alice", alicePW, "[2001:db8:1:2:ffff::1]", ""); !errors.Is(err, auth.ErrRateLimited) {
+			t.Errorf("a fresh address in the same /64: %v, want refused", err)
+		}
+		mustLogin(t, w, "alice", alicePW, "[2001:db8:1:3::1]")
+	})
+}
+
+// TestLoginLimitBehindProxy: with the proxy's header configured, as the
+// portal reads it, failures are counted per client behind the proxy: one
+// client's guesses do not close the proxy's address for the others, and
+// the header is not believed from a peer that is no proxy.
+func TestLoginLimitBehindProxy(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		w := newWorld(t, st, auth.Options{ClientIPHeader: "X-Real-IP"})
+		w.addUser(t, "alice", alicePW, auth.RoleOperator)
+		login := func(name, pw, peer, client string) error {
+			r := httptest.NewRequest(http.MethodPost, "/admin/login", nil)
+			r.RemoteAddr = peer + ":40000"
+			r.Header.Set("X-Real-IP", client)
+			_, err := w.svc.Login(httptest.NewRecorder(), r, name, pw)
+			return err
+		}
+		for i := range 50 {
+			if err := login(fmt.Sprintf("guess%d", i/5), "guess", "127.0.0.1", "198.51.100.9"); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("failure %d: %v", i+1, err)
+			}
+		}
+		if err := login("alice", alicePW, "127.0.0.1", "198.51.100.9"); !errors.Is(err, auth.ErrRateLimited) {
+			t.Errorf("the guessing client behind the proxy: %v, want refused", err)
+		}
+		if err := login("alice", alicePW, "127.0.0.1", "198.51.100.10"); err != nil {
+			t.Errorf("another client behind the same proxy: %v, want signed in", err)
+		}
+		// A peer on the internet writing the header counts as itself.
+		for i := range 50 {
+			if err := login(fmt.Sprintf("guess%d", 10+i/5), "guess", "203.0.113.77", fmt.Sprintf("192.0.2.%d", i)); !errors.Is(err, auth.ErrBadCredentials) {
+				t.Fatalf("failure %d from a peer that is no proxy: %v", i+1, err)
+			}
+		}
+		if err := login("alice", alicePW, "203.0.113.77", "192.0.2.200"); !errors.Is(err, auth.ErrRateLimited) {
+			t.Errorf("a peer that is no proxy, with a new header value: %v, want refused", err)
+		}
+	})
 }

@@ -19,10 +19,13 @@ const maxPasswordBytes = 1024
 // session the request carried, starts a new one and sets its cookie on w.
 //
 // It is refused with a *RateLimitError, before the password is looked at,
-// when LoginFailureLimit logins for this username, or from this client
-// address, failed within LoginFailureWindow: a right password does not get
-// past the limit, so guessing cannot go on at any speed. A success forgets
-// the username's failures (not the address's: one account's owner cannot
+// when LoginFailureLimit logins for this username failed within
+// LoginFailureWindow, or LoginAddressFailureLimit from this client address:
+// a right password does not get past a limit, so guessing cannot go on at
+// any speed. The two are counted apart, so a few colleagues' typos from the
+// office's one address do not lock anyone else out. A success forgets the
+// username's failures, and is itself no failure of the address (but does
+// not forget the address's other failures: one account's owner cannot
 // clear the way for guesses at others). A wrong password, an unknown or a
 // disabled user are all ErrBadCredentials.
 func (s *Service) Login(w http.ResponseWriter, r *http.Request, username, password string) (*Principal, error) {
@@ -35,11 +38,12 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, username, passwo
 	}
 	type attempt struct {
 		kind, subject string
+		limit         int
 		id            int64
 	}
-	attempts := []*attempt{{kind: store.LoginByIP, subject: clientAddr(r)}}
+	attempts := []*attempt{{kind: store.LoginByIP, subject: s.clientAddr(r), limit: LoginAddressFailureLimit}}
 	if checkUsername(name) == nil {
-		attempts = append(attempts, &attempt{kind: store.LoginByUser, subject: name})
+		attempts = append(attempts, &attempt{kind: store.LoginByUser, subject: name, limit: LoginFailureLimit})
 	}
 	forget := func() {
 		for _, a := range attempts {
@@ -63,10 +67,10 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, username, passwo
 			forget()
 			return nil, fmt.Errorf("login: %w", err)
 		}
-		if n := len(earlier); n >= LoginFailureLimit {
-			// The attempt may go ahead once all but LoginFailureLimit-1 of
-			// the earlier ones have left the window.
-			wait = max(wait, earlier[n-LoginFailureLimit].Add(LoginFailureWindow).Sub(now))
+		if n := len(earlier); n >= a.limit {
+			// The attempt may go ahead once all but limit-1 of the
+			// earlier ones have left the window.
+			wait = max(wait, earlier[n-a.limit].Add(LoginFailureWindow).Sub(now))
 		}
 	}
 	if wait > 0 {
@@ -88,6 +92,7 @@ func (s *Service) Login(w http.ResponseWriter, r *http.Request, username, passwo
 		if a.kind == store.LoginByUser {
 			err = s.st.ClearLoginFailures(ctx, a.kind, a.subject)
 		} else {
+			// A success is no failure of the address.
 			err = s.st.DeleteLoginAttempt(ctx, a.id)
 		}
 		if err != nil {

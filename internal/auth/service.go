@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -17,18 +16,24 @@ import (
 
 	"github.com/alexedwards/argon2id"
 
+	"zhizhi/internal/ledger"
 	"zhizhi/internal/store"
 )
 
 // CookieName is the console's session cookie.
 const CookieName = "zhizhi_session"
 
-// The login limit: this many failed logins for one username, or from one
-// client address, within the window refuse further attempts until the
-// oldest of them leaves the window.
+// The login limits, counted separately within one window. A username is
+// refused after LoginFailureLimit failures on it; a client address after
+// LoginAddressFailureLimit failures from it, whichever usernames they
+// tried. The address limit is high because a whole office often sits
+// behind one NAT address: its staff's typos never reach it, and only
+// guessing across many usernames does. Either refuses further attempts
+// until the oldest failure leaves the window.
 const (
-	LoginFailureLimit  = 5
-	LoginFailureWindow = 15 * time.Minute
+	LoginFailureLimit        = 5
+	LoginAddressFailureLimit = 50
+	LoginFailureWindow       = 15 * time.Minute
 )
 
 // How often at most a session's last use and a key's last use are written:
@@ -56,6 +61,11 @@ type Options struct {
 	// PasswordParams are the argon2id parameters of new hashes (default
 	// DefaultPasswordParams). Tests pass cheaper ones.
 	PasswordParams *argon2id.Params
+	// ClientIPHeader, behind a reverse proxy, is the header it puts the
+	// client's address in (X-Real-IP, X-Forwarded-For); it is read only on
+	// requests from the proxy on this machine or the private network, as
+	// the portal reads it. Empty: the peer address.
+	ClientIPHeader string
 }
 
 // Service signs people in and out, finds the caller of a request and
@@ -69,6 +79,9 @@ type Service struct {
 	// the time does not tell which usernames exist.
 	dummyOnce sync.Once
 	dummyHash string
+
+	// clientAddr is the address the login limit counts.
+	clientAddr func(r *http.Request) string
 }
 
 var (
@@ -90,7 +103,9 @@ func New(st *store.Store, opt Options) *Service {
 	if opt.PasswordParams == nil {
 		opt.PasswordParams = DefaultPasswordParams
 	}
-	return &Service{st: st, opt: opt}
+	// The portal's own reading of a client's address: one rule for both
+	// (an IPv6 client by its /64, a forwarded header only from a proxy).
+	return &Service{st: st, opt: opt, clientAddr: ledger.ProxiedAddress(opt.ClientIPHeader)}
 }
 
 func (s *Service) now() time.Time { return s.opt.Now().UTC().Truncate(time.Microsecond) }
@@ -205,25 +220,4 @@ func CrossOrigin(next http.Handler) http.Handler {
 		http.Error(w, "跨站请求已拒绝：请从本站页面提交。", http.StatusForbidden)
 	}))
 	return p.Handler(next)
-}
-
-// clientAddr is the address the login limit counts: the peer's IP, never a
-// forwarded header (anyone can write one). An IPv6 client is counted by its
-// /64, since one host is commonly given a whole /64 to pick from.
-func clientAddr(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	ip := net.ParseIP(host)
-	if ip == nil {
-		if host == "" {
-			return "unknown"
-		}
-		return host
-	}
-	if ip.To4() == nil {
-		return (&net.IPNet{IP: ip.Mask(net.CIDRMask(64, 128)), Mask: net.CIDRMask(64, 128)}).String()
-	}
-	return ip.String()
 }

@@ -64,7 +64,8 @@ const envHelp = `Environment (flags override them for one run):
                        only (set it behind an HTTPS proxy)
   ZHIZHI_CLIENT_IP_HEADER  behind a reverse proxy: the header with the
                        reader's address (X-Real-IP, X-Forwarded-For), so the
-                       portal tells its visitors apart
+                       portal tells its visitors apart and the console's
+                       login limit counts each client
   ZHIZHI_CONTACT_URL   contact URL in the User-Agent; default
                        https://zhizhi.example/contact
   ZHIZHI_CHROMIUM      path of the chromium binary; default /usr/bin/chromium

@@ -124,7 +124,7 @@ stay queued for the next start; then it exits 0.`,
 	cmd.Flags().BoolVar(&secure, "secure-cookies", envOr("ZHIZHI_SECURE_COOKIES", "") == "true",
 		"send the console's session cookie over HTTPS only — set it when people reach the console through HTTPS (env ZHIZHI_SECURE_COOKIES=true)")
 	cmd.Flags().StringVar(&clientIPHeader, "client-ip-header", envOr("ZHIZHI_CLIENT_IP_HEADER", ""),
-		"behind a reverse proxy: the header it puts the reader's address in (X-Real-IP, X-Forwarded-For), read only on requests from the proxy on this machine or the private network (env ZHIZHI_CLIENT_IP_HEADER)")
+		"behind a reverse proxy: the header it puts the reader's address in (X-Real-IP, X-Forwarded-For), for the portal's visitors and the console's login limit, read only on requests from the proxy on this machine or the private network (env ZHIZHI_CLIENT_IP_HEADER)")
 	cmd.Flags().DurationVar(&tick, "tick", queue.DefaultTickEvery, "how often the schedule is looked at")
 	_ = cmd.Flags().MarkHidden("tick")
 	return cmd
@@ -305,7 +305,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	var ready atomic.Bool
 	mux := serveMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
-	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, loc: o.loc, secureCookies: o.secureCookies}); err != nil {
+	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, loc: o.loc, secureCookies: o.secureCookies,
+		clientIPHeader: o.clientIPHeader}); err != nil {
 		ln.Close()
 		return exitCode(1, "serve: "+err.Error())
 	}
@@ -394,6 +395,9 @@ type consoleDeps struct {
 	live          *config.Live
 	loc           *time.Location // schedules are read in it
 	secureCookies bool
+	// clientIPHeader is the proxy's header with the client's address, read
+	// by the login limit as the portal reads it ("" for none).
+	clientIPHeader string
 }
 
 // mountConsole adds the admin console (/admin/) and the REST API
@@ -401,7 +405,7 @@ type consoleDeps struct {
 // API keys; / leads to the console.
 func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 	st := d.st
-	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies})
+	sessions := auth.New(st, auth.Options{CookieSecure: d.secureCookies, ClientIPHeader: d.clientIPHeader})
 	// Saving a target with a sample article needs a green dry-run, made
 	// with the workers' own polite client and the configuration in force.
 	// A catalog column's preview reads its list the same way.

@@ -136,6 +136,15 @@ func (c *console) forbidden(w http.ResponseWriter, r *http.Request, need auth.Ro
 func (c *console) require(min auth.Role, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, err := c.sessions.Authenticate(r)
+		if err == nil && p != nil && p.APIKeyID != 0 {
+			// The console is for people signed in: an API key, whatever
+			// its scopes, acts only through /api/v1, where they are
+			// checked. A program is told so, not sent to a login form.
+			c.render(w, r, http.StatusUnauthorized, "error", page{Title: "请登录",
+				Data: errorData{Code: 401, Heading: "控制台不接受 API 密钥",
+					Message: "控制台只接受登录后的会话。程序请使用 /api/v1/ 接口，密钥在那里按其权限范围生效。"}})
+			return
+		}
 		if err != nil || p == nil {
 			target := Prefix + "/login"
 			if r.Header.Get("HX-Request") == "true" {
