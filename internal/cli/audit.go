@@ -186,7 +186,8 @@ key it carries — which only shows the export agrees with itself; pass the
 key the operator published to trust it.
 
 Exit codes: 0 all checks pass, 1 something was changed after sealing (the
-line names it) or the data could not be read, 2 usage error.`,
+line names it), 2 could not check (the database cannot be opened, the export
+is missing or unreadable, the key is bad) or usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			vkey, err := readVerifierKey(key)
@@ -211,7 +212,13 @@ line names it) or the data could not be read, 2 usage error.`,
 				sum, err = ledger.VerifyStore(ctx, st, vkey)
 			}
 			if err != nil {
-				return exitCode(1, "audit verify: "+err.Error())
+				// Only a finding about the sealed data is exit 1: a cron
+				// job paging on 1 must not be woken by a closed database.
+				var problem *ledger.Problem
+				if errors.As(err, &problem) {
+					return exitCode(1, "audit verify: "+err.Error())
+				}
+				return exitCode(2, "audit verify: could not check: "+err.Error())
 			}
 			w := cmd.OutOrStdout()
 			if sum.Days == 0 {
