@@ -89,7 +89,7 @@ the second time.`,
 			ctx := cmd.Context()
 			st, err := store.Open(ctx, databaseURL(), settings.DataDir)
 			if err != nil {
-				return exitCode(1, err.Error())
+				return exitCode(2, err.Error())
 			}
 			defer st.Close()
 			rep, err := config.Sync(ctx, st, b)

@@ -78,7 +78,7 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	settings.Resolve = w.ResolveString()
 	fmt.Fprintf(out, "== 模拟政务网已启动 (simulated web): %d 个站点, 控制台 %s\n", len(w.Hosts())-1, w.ControlURL())
 
-	st, err := openStore(ctx)
+	st, err := createStore(ctx)
 	if err != nil {
 		return err
 	}

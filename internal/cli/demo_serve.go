@@ -55,7 +55,7 @@ func runDemoServe(cmd *cobra.Command, seed int64) error {
 // password kept in the data directory (made the first time), and returns
 // that password.
 func ensureDemoAccount(ctx context.Context) (string, error) {
-	st, err := openStore(ctx)
+	st, err := createStore(ctx)
 	if err != nil {
 		return "", err
 	}

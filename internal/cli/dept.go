@@ -56,7 +56,7 @@ and reason. Re-importing updates names and keeps dept_id (snapshot semantics).`,
 			ctx := cmd.Context()
 			st, err := store.Open(ctx, databaseURL(), settings.DataDir)
 			if err != nil {
-				return exitCode(1, err.Error())
+				return exitCode(2, err.Error())
 			}
 			defer st.Close()
 			created, updated, err := st.ImportDepartments(ctx, depts)

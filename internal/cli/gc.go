@@ -28,7 +28,8 @@ is running writes its files just before the rows that refer to them; the leftove
 interrupted writes (.tmp-*) older than the grace period go too. Run it while
 no crawl is running to be safe, or keep the default grace.
 
-Exit codes: 0 done, 1 the database or the data directory could not be read.`,
+Exit codes: 0 done, 1 the database or the data directory could not be read
+while collecting, 2 usage error or no zhizhi database.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if grace < 0 {

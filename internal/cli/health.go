@@ -11,7 +11,6 @@ import (
 
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/health"
-	"zhizhi/internal/store"
 )
 
 func init() { register(newHealthCmd) }
@@ -47,9 +46,9 @@ Exit status:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := store.Open(ctx, databaseURL(), settings.DataDir)
+			st, err := openStore(ctx)
 			if err != nil {
-				return exitCode(2, err.Error())
+				return err
 			}
 			defer st.Close()
 			rep, err := health.Check(ctx, st, time.Now())

@@ -152,6 +152,9 @@ func TestHealthCommand(t *testing.T) {
 	}
 
 	empty := t.TempDir()
+	if r := runZhizhi(t, []string{"ZHIZHI_DATA_DIR=" + empty}, "migrate"); r.code != 0 {
+		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+	}
 	r = runZhizhi(t, []string{"ZHIZHI_DATA_DIR=" + empty}, "health")
 	if r.code != 0 || !strings.Contains(r.stdout, "一切正常") {
 		t.Errorf("health on an empty database: exit %d, want 0 and all healthy\n%s%s", r.code, r.stdout, r.stderr)

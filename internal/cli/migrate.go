@@ -19,12 +19,12 @@ exists to do it on purpose and to report the schema version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			st, err := openStore(ctx)
+			st, err := createStore(ctx)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			// openStore has applied every pending migration already, the
+			// createStore has applied every pending migration already, the
 			// job queue's included.
 			v, err := st.SchemaVersion(ctx)
 			if err != nil {

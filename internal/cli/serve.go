@@ -168,7 +168,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	st, err := openStore(ctx)
+	st, err := createStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -25,7 +25,12 @@ type authCLI struct {
 
 func newAuthCLI(t *testing.T) *authCLI {
 	dir := t.TempDir()
-	return &authCLI{dir: dir, dsn: "sqlite://" + filepath.Join(dir, "z.db")}
+	c := &authCLI{dir: dir, dsn: "sqlite://" + filepath.Join(dir, "z.db")}
+	// user and apikey read an existing database; migrate sets it up.
+	if out, err := c.run("", "migrate"); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, out)
+	}
+	return c
 }
 
 func (c *authCLI) run(stdin string, args ...string) (string, error) {

@@ -53,6 +53,43 @@ func openDB(ctx context.Context, dsn string) (*sql.DB, string, error) {
 	}
 }
 
+// openDBExisting is openDB that creates nothing: a missing or empty SQLite
+// file is ErrNoDatabase, and the file is opened read-write, never created.
+func openDBExisting(ctx context.Context, dsn string) (*sql.DB, string, error) {
+	lower := strings.ToLower(dsn)
+	path := dsn
+	switch {
+	case strings.HasPrefix(lower, "sqlite:"):
+		path = strings.TrimPrefix(dsn[len("sqlite:"):], "//")
+	case dsn == "", strings.Contains(dsn, "://"):
+		return openDB(ctx, dsn) // PostgreSQL creates nothing on open; errors as openDB words them
+	}
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return openDB(ctx, dsn)
+	}
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) || (err == nil && fi.IsDir()) {
+		return nil, "", ErrNoDatabase
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot open SQLite database %s (%s): %v — check its permissions or fix %s", path, settingDatabaseURL, rootCause(err), settingDatabaseURL)
+	}
+	if fi.Size() == 0 {
+		return nil, "", ErrNoDatabase // an empty file: opening it with the pragmas would write to it
+	}
+	db, err := sql.Open("sqlite", sqliteDSN(path)+"&mode=rw")
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot open SQLite database %s (%s): %v", path, settingDatabaseURL, err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, "", fmt.Errorf("cannot open SQLite database %s (%s): %v — check that the file and its directory are writable or fix %s", path, settingDatabaseURL, err, settingDatabaseURL)
+	}
+	return db, DialectSQLite, nil
+}
+
 // openSQLite opens the SQLite file at path. The pragmas go into the DSN so
 // that every pooled connection has them: WAL lets readers run beside the one
 // writer, busy_timeout makes a writer wait instead of failing at once,

@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"time"
 )
@@ -34,6 +35,9 @@ var (
 	// ErrPendingBinding refuses a target whose site department has not been
 	// given a dept_binding yet.
 	ErrPendingBinding = errors.New("site department dept_binding is pending: choose a binding before adding targets")
+	// ErrNoDatabase is returned by OpenExisting when the database it names
+	// does not exist or holds no zhizhi schema.
+	ErrNoDatabase = errors.New("no zhizhi database")
 )
 
 // Store is the database handle every package shares.
@@ -83,6 +87,67 @@ func Open(ctx context.Context, dsn, dataDir string) (*Store, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return s, nil
+}
+
+// OpenExisting is Open for the commands that only read or change what is
+// there: it never creates anything. A missing SQLite file, a missing data
+// directory (with SQLite, where it holds the blobs) or a database without
+// zhizhi's schema (an empty file, an empty PostgreSQL database) is
+// ErrNoDatabase, with a message that says where it looked and what to do; no
+// file, directory or table is created and no migration runs on an empty
+// database. An existing zhizhi database at an older schema version is
+// migrated, as Open does: its data is there and the upgrade is what the
+// binary needs to read it.
+func OpenExisting(ctx context.Context, dsn, dataDir string) (*Store, error) {
+	noDB := func() error {
+		return fmt.Errorf("%w at %s; run `zhizhi migrate` or check %s", ErrNoDatabase, redactURL(dsn), settingDataDir)
+	}
+	db, dialect, err := openDBExisting(ctx, dsn)
+	if errors.Is(err, ErrNoDatabase) {
+		return nil, noDB()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	s := &Store{db: db, dialect: dialect, dataDir: dataDir, dsn: dsn, Now: time.Now}
+	ok, err := s.hasSchema(ctx)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if !ok {
+		db.Close()
+		return nil, noDB()
+	}
+	if dialect == DialectSQLite && dataDir != "" {
+		if fi, err := os.Stat(dataDir); err != nil || !fi.IsDir() {
+			db.Close()
+			return nil, fmt.Errorf("%w: data directory %s is missing (the database at %s keeps its files there); check %s", ErrNoDatabase, dataDir, redactURL(dsn), settingDataDir)
+		}
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return s, nil
+}
+
+// hasSchema reports whether the database holds zhizhi's schema: the
+// migration ledger and the table every migration set starts with.
+func (s *Store) hasSchema(ctx context.Context) (bool, error) {
+	var q string
+	switch s.dialect {
+	case DialectPostgres:
+		q = `SELECT count(*) FROM information_schema.tables
+		     WHERE table_schema = current_schema() AND table_name IN ('goose_db_version', 'crawl_site')`
+	default:
+		q = `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('goose_db_version', 'crawl_site')`
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, err
+	}
+	return n == 2, nil
 }
 
 // Dialect returns "sqlite" or "postgres".
