@@ -14,9 +14,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"zhizhi/internal/pages"
 
 	"zhizhi/internal/ledger"
@@ -128,11 +128,21 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
+// staticFile reports whether name is a regular file of files.
+func staticFile(files fs.FS, name string) bool {
+	if name == "" || !utf8.ValidString(name) || !fs.ValidPath(name) {
+		return false
+	}
+	info, err := fs.Stat(files, name)
+	return err == nil && info.Mode().IsRegular()
+}
+
 func (p *portal) staticHandler() http.Handler {
 	fsrv := http.FileServerFS(p.static)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
-			// No directory listings.
+		if !staticFile(p.static, r.URL.Path) {
+			// No directory listings, and a name that cannot be a file
+			// (invalid UTF-8, "..") is not found rather than a server error.
 			p.record(r, ledger.Hit{Kind: ledger.KindOther})
 			p.notFound(w, r, "页面不存在", "您访问的页面不存在，请返回首页浏览或搜索。")
 			return

@@ -264,6 +264,11 @@ func TestEveryResponseIsPrivate(t *testing.T) {
 	if r := w.get(t, "/static/"); r.status != http.StatusNotFound || strings.Contains(r.body, `href="portal.css"`) {
 		t.Errorf("GET /static/ lists the files: %d", r.status)
 	}
+	for _, path := range []string{"/static/%c0", "/static/%ff%fe.css"} {
+		if r := w.get(t, path); r.status != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, r.status)
+		}
+	}
 	js := w.get(t, "/static/portal.js").body
 	for _, bad := range []string{"cookie", "localStorage", "sessionStorage", "http:", "https:", "navigator.userAgent", "clientX"} {
 		if strings.Contains(js, bad) {

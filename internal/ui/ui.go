@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 	"zhizhi/internal/pages"
 
 	"github.com/riverqueue/river/rivertype"
@@ -123,7 +124,7 @@ func shanghai() *time.Location {
 func (c *console) routes() http.Handler {
 	mux := http.NewServeMux()
 	v, o, a := auth.RoleViewer, auth.RoleOperator, auth.RoleAdmin
-	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", staticHandler(c.static)))
+	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", c.staticHandler(c.static)))
 	mux.HandleFunc("GET "+Prefix+"/login", c.loginShow)
 	mux.HandleFunc("POST "+Prefix+"/login", c.loginSubmit)
 	mux.HandleFunc("POST "+Prefix+"/logout", c.logout)
@@ -176,10 +177,27 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-func staticHandler(files fs.FS) http.Handler {
+// staticHandler serves the console's own files and nothing else: a
+// directory (the folder itself, with or without its slash) or a name that is
+// not a valid file name (invalid UTF-8, "..") is not found rather than a
+// listing or a server error.
+func (c *console) staticHandler(files fs.FS) http.Handler {
 	fsrv := http.FileServerFS(files)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !staticFile(files, r.URL.Path) {
+			c.notFound(w, r, "文件不存在")
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fsrv.ServeHTTP(w, r)
 	})
+}
+
+// staticFile reports whether name is a regular file of files.
+func staticFile(files fs.FS, name string) bool {
+	if name == "" || !utf8.ValidString(name) || !fs.ValidPath(name) {
+		return false
+	}
+	info, err := fs.Stat(files, name)
+	return err == nil && info.Mode().IsRegular()
 }

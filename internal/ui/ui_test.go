@@ -476,3 +476,22 @@ func TestUnknownRoleIsRefusedInChinese(t *testing.T) {
 		}
 	}
 }
+
+// TestStaticServesOnlyItsFiles: the console's static folder answers its
+// files and nothing else — no listing of the folder, and a name that cannot
+// be a file (invalid UTF-8, a folder) is "not found", not a server error.
+func TestStaticServesOnlyItsFiles(t *testing.T) {
+	w := sqliteWorld(t)
+	if rec := w.get(t, "/admin/static/console.css", nil); rec.Code != http.StatusOK {
+		t.Errorf("console.css: status %d, want 200", rec.Code)
+	}
+	for _, path := range []string{"/admin/static/", "/admin/static/%c0", "/admin/static/%ff%fe.css", "/admin/static/missing.css"} {
+		rec := w.get(t, path, nil)
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, rec.Code)
+		}
+		if body := rec.Body.String(); strings.Contains(body, `href="console.css"`) || strings.Contains(body, "<pre>") {
+			t.Errorf("GET %s lists the folder:\n%s", path, body)
+		}
+	}
+}
