@@ -264,6 +264,12 @@ func TestEveryResponseIsPrivate(t *testing.T) {
 	if r := w.get(t, "/static/"); r.status != http.StatusNotFound || strings.Contains(r.body, `href="portal.css"`) {
 		t.Errorf("GET /static/ lists the files: %d", r.status)
 	}
+	if r := w.get(t, "/"); !strings.Contains(r.body, `<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">`) {
+		t.Errorf("the front page links no favicon")
+	}
+	if r := w.get(t, "/static/favicon.svg"); r.status != http.StatusOK || !strings.Contains(r.body, "<svg") {
+		t.Errorf("favicon.svg: status %d", r.status)
+	}
 	for _, path := range []string{"/static/%c0", "/static/%ff%fe.css"} {
 		if r := w.get(t, path); r.status != http.StatusNotFound {
 			t.Errorf("GET %s: status %d, want 404", path, r.status)

@@ -495,3 +495,16 @@ func TestStaticServesOnlyItsFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleHasAFavicon: every console page, the login page too, names the
+// console's own icon, and the icon is served.
+func TestConsoleHasAFavicon(t *testing.T) {
+	w := sqliteWorld(t)
+	if rec := w.get(t, "/admin/login", nil); !strings.Contains(rec.Body.String(), `<link rel="icon" type="image/svg+xml" href="/admin/static/favicon.svg">`) {
+		t.Errorf("the login page links no favicon")
+	}
+	rec := w.get(t, "/admin/static/favicon.svg", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "<svg") {
+		t.Errorf("favicon.svg: status %d", rec.Code)
+	}
+}
