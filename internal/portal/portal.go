@@ -102,7 +102,22 @@ func (p *portal) routes() http.Handler {
 		p.record(r, ledger.Hit{Kind: ledger.KindOther})
 		p.notFound(w, r, "页面不存在", "您访问的页面不存在，请返回首页浏览或搜索。")
 	})
-	return securityHeaders(mux)
+	return securityHeaders(p.plainQuery(mux))
+}
+
+// plainQuery refuses a request whose query holds a control character or
+// invalid UTF-8 before any page reads it: such a search word is never
+// meant, and a filter given one can stop filtering.
+func (p *portal) plainQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, bad := pages.BadParam(r.URL.Query(), false); bad {
+			p.record(r, ledger.Hit{Kind: ledger.KindOther})
+			p.render(w, r, http.StatusBadRequest, "error", view{Title: "请求无效",
+				Data: errorData{Code: http.StatusBadRequest, Heading: "请求无效", Message: pages.BadParamMessage(name)}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // record counts a request when the portal was given a recorder.

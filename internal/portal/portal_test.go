@@ -96,6 +96,11 @@ func TestCardListRefusesBadFilters(t *testing.T) {
 		"/?to=yesterday":        "截止日期格式不正确",
 		"/?dept=qyfgw":          "部门参数无效",
 		"/?dept=-3&q=%E9%80%9A": "部门参数无效",
+		// A NUL once cut the search short and every card matched.
+		"/?q=%00zzzz":        "含有控制字符",
+		"/?q=%E9%80%9A%1b":   "含有控制字符",
+		"/?channel=a%c2%80b": "含有控制字符",
+		"/?q=%ff":            "含有控制字符",
 	} {
 		r := w.get(t, path)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, want) {

@@ -160,7 +160,26 @@ func (c *console) routes() http.Handler {
 	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, "页面不存在")
 	}))
-	return securityHeaders(mux)
+	return securityHeaders(c.plainQuery(mux))
+}
+
+// plainQuery refuses a request whose query holds a control character or
+// invalid UTF-8 before any page reads it: such a filter word is never
+// meant, and a filter given one can stop filtering.
+func (c *console) plainQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, bad := pages.BadParam(r.URL.Query(), false)
+		if !bad {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if p, err := c.sessions.Authenticate(r); err == nil && p != nil {
+			// The refusal page keeps the signed-in person's menu.
+			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
+		c.render(w, r, http.StatusBadRequest, "error", page{Title: "请求无效",
+			Data: errorData{Code: http.StatusBadRequest, Heading: "请求无效", Message: pages.BadParamMessage(name)}})
+	})
 }
 
 // securityHeaders keeps the console's pages out of frames and caches and

@@ -508,3 +508,16 @@ func TestConsoleHasAFavicon(t *testing.T) {
 		t.Errorf("favicon.svg: status %d", rec.Code)
 	}
 }
+
+// TestControlCharactersInQueryRefused: a control character in a filter
+// is refused with a page saying so, not passed on to cut the filter short.
+func TestControlCharactersInQueryRefused(t *testing.T) {
+	w := sqliteWorld(t)
+	c := w.login(t, "viewer")
+	for _, path := range []string{"/admin/departments?q=%00zzzz", "/admin/crawl-logs?host=a%1bb", "/admin/articles?q=%c2%9b", "/admin/audit?x=%ff"} {
+		rec := w.get(t, path, c)
+		if body := rec.Body.String(); rec.Code != http.StatusBadRequest || !strings.Contains(body, "含有控制字符") || !strings.Contains(body, "退出") {
+			t.Errorf("GET %s: status %d, want 400 with a page in Chinese for the signed-in viewer\n%.600s", path, rec.Code, body)
+		}
+	}
+}
