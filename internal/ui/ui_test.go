@@ -38,7 +38,7 @@ func TestPagesShowWhatTheyAreFor(t *testing.T) {
 				"document_number", "详情页选择器", "div#zoom", "适配器 YAML", "adapter_id: gkmlpt"}},
 			{"crawl logs", "/admin/crawl-logs", []string{"抓取日志", "www.news.test", "列表页", "失败", "http_5xx"}},
 			{"jobs", "/admin/jobs", []string{"任务队列", "抓取", "news_local", "待执行"}},
-			{"audit", "/admin/audit", []string{"审计日志", "cli:root", "target.update", "news_local"}},
+			{"audit", "/admin/audit", []string{"审计日志", "命令行 root", "目标·修改", "news_local"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				rec := w.get(t, tc.path, c)
@@ -519,5 +519,32 @@ func TestControlCharactersInQueryRefused(t *testing.T) {
 		if body := rec.Body.String(); rec.Code != http.StatusBadRequest || !strings.Contains(body, "含有控制字符") || !strings.Contains(body, "退出") {
 			t.Errorf("GET %s: status %d, want 400 with a page in Chinese for the signed-in viewer\n%.600s", path, rec.Code, body)
 		}
+	}
+}
+
+// TestAuditSpeaksChinese: the audit page says who did what in words, and
+// a recorded "<script>" reads as written, not as \u003cscript\u003e.
+func TestAuditSpeaksChinese(t *testing.T) {
+	w := sqliteWorld(t)
+	ctx := context.Background()
+	before, _ := json.Marshal(map[string]string{"target_name": "<script>旧名</script> & 说明"})
+	for _, e := range []store.AuditEntry{
+		{Actor: "user:wangfang", Action: "target.create", ObjectType: "target", ObjectID: "qy_a", Before: before, After: before},
+		{Actor: "cli:root", Action: "department.import", ObjectType: "department", ObjectID: "37"},
+		{Actor: "apikey:7(alice)", Action: "card.rewrite", ObjectType: "card", ObjectID: "9"},
+	} {
+		if err := w.st.RecordAudit(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := w.get(t, "/admin/audit", w.login(t, "viewer")).Body.String()
+	for _, want := range []string{">用户 wangfang<", ">目标·新建<", ">命令行 root<", ">部门·导入<", ">API 密钥 7（alice）<", ">卡片·改写摘要<",
+		"&lt;script&gt;旧名&lt;/script&gt; &amp; 说明"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the audit page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
+		t.Errorf("the audit page shows JSON's HTML escapes")
 	}
 }
