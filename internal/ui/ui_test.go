@@ -408,13 +408,19 @@ func TestTargetCrawlNow(t *testing.T) {
 		t.Errorf("viewer: status %d, want 403", rec.Code)
 	}
 	if body := w.get(t, "/admin/sites/lianzhou", viewer).Body.String(); strings.Contains(body, "/crawl\"") {
-		t.Errorf("viewer: the site page offers 立即抓取")
+		t.Errorf("viewer: the site page offers 立即采集")
 	}
 	if jobs() != before {
 		t.Fatalf("a refused crawl-now queued a job")
 	}
 
 	op := w.login(t, "operator")
+	// One name for the action on every page that offers it.
+	for _, path := range []string{"/admin/sites/lianzhou", "/admin/targets", "/admin/targets/lianzhou_tzgg"} {
+		if body := w.get(t, path, op).Body.String(); !strings.Contains(body, ">立即采集</button>") || strings.Contains(body, "立即抓取") {
+			t.Errorf("%s: the crawl-now button is not called 立即采集 alone", path)
+		}
+	}
 	rec := w.post(t, "/admin/targets/lianzhou_tzgg/crawl", op, nil)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("operator: status %d\n%s", rec.Code, rec.Body)
