@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -552,5 +553,23 @@ func TestAuditSpeaksChinese(t *testing.T) {
 	}
 	if strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
 		t.Errorf("the audit page shows JSON's HTML escapes")
+	}
+}
+
+// TestFormLabelsAreWords: the new-target form labels its fields in words,
+// not with the field names of the YAML (target_code, entry_url, dept_path).
+func TestFormLabelsAreWords(t *testing.T) {
+	w := simWorld(t, storetest.SQLite(t))
+	body := w.get(t, "/admin/targets/new", w.login(t, "operator")).Body.String()
+	labels := regexp.MustCompile(`(?s)<label[^>]*>(.*?)</label>`).FindAllStringSubmatch(body, -1)
+	if len(labels) < 10 {
+		t.Fatalf("the form has %d labels", len(labels))
+	}
+	tag := regexp.MustCompile(`<[^>]*>`)
+	snake := regexp.MustCompile(`\b[a-z]+_[a-z_]+\b`)
+	for _, l := range labels {
+		if m := snake.FindString(tag.ReplaceAllString(l[1], "")); m != "" {
+			t.Errorf("a label shows the field name %q: %s", m, strings.TrimSpace(tag.ReplaceAllString(l[1], "")))
+		}
 	}
 }
