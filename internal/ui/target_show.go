@@ -113,6 +113,10 @@ func fieldText(field, v string, depts []model.Department) string {
 	switch field {
 	case model.FieldDept:
 		return deptText(v, depts)
+	case model.FieldScheduleCron:
+		if v != "" {
+			return cronWords(v)
+		}
 	case model.FieldEnabled:
 		switch v {
 		case "true":
