@@ -2,6 +2,7 @@ package ui
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"zhizhi/internal/store/storetest"
@@ -35,5 +36,25 @@ func TestTargetPageSaysScheduleInWords(t *testing.T) {
 	}
 	if m := regexp.MustCompile(`\b\d{1,2} \d{1,2} \* \* \*`).FindString(body); m != "" {
 		t.Errorf("the target page shows the raw cron %q", m)
+	}
+}
+
+// TestDryRunProblemsInWords: a dry-run whose sample page is missing says
+// so in Chinese on the console, not "sample page: … answered HTTP 404".
+func TestDryRunProblemsInWords(t *testing.T) {
+	w := simWorld(t, storetest.SQLite(t))
+	op := w.login(t, "operator")
+	missing := strings.TrimSuffix(lianzhouList, "/") + "/no-such-article-404.html"
+	body := w.post(t, "/admin/targets/new/dry-run", op, newTargetForm("lianzhou_tzgg_copy", missing)).Body.String()
+	if !strings.Contains(body, "试运行未通过") {
+		t.Fatalf("the dry-run of a missing sample is not red:\n%.2000s", body)
+	}
+	for _, bad := range []string{"answered HTTP", "sample page:", "the title selector", "the body has"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the dry-run shows English %q", bad)
+		}
+	}
+	if !strings.Contains(body, "样例文章") || !strings.Contains(body, "404") {
+		t.Errorf("the dry-run does not say the sample article was not found")
 	}
 }
