@@ -19,28 +19,25 @@ import (
 // the host's politeness state any fetch keeps); no article, attachment,
 // url_state, probe or column registry row is written.
 type Validation struct {
-	Site          string            `json:"site"`
-	Entry         string            `json:"entry_url"`
-	Sample        string            `json:"sample_url"`
-	ListItems     int               `json:"list_items"`
-	ListFirst     []string          `json:"list_first,omitempty"` // a few item titles
-	NextPage      string            `json:"next_page,omitempty"`
-	Title         string            `json:"title"`
-	PublishTime   string            `json:"publish_time,omitempty"`
-	ContentChars  int               `json:"content_chars"`
-	ContentHead   string            `json:"content_head,omitempty"`
-	Attributes    map[string]string `json:"attributes"`
-	Canonical     map[string]string `json:"canonical"`
-	Attachments   []string          `json:"attachments,omitempty"`
-	SelectorsMiss []string          `json:"selectors_missed,omitempty"`
-	Problems      []string          `json:"problems,omitempty"`
-	// Said is each of Problems in the console's words (Chinese), in the
-	// same order, for the console's dry-run; the command line and the API
-	// keep Problems.
-	Said           []string `json:"-"`
-	Green          bool     `json:"green"`
-	FetchStrategy  string   `json:"fetch_strategy,omitempty"`
-	SampleFromList bool     `json:"sample_from_list,omitempty"`
+	Site           string            `json:"site"`
+	Entry          string            `json:"entry_url"`
+	Sample         string            `json:"sample_url"`
+	ListItems      int               `json:"list_items"`
+	ListFirst      []string          `json:"list_first,omitempty"` // a few item titles
+	NextPage       string            `json:"next_page,omitempty"`
+	Title          string            `json:"title"`
+	PublishTime    string            `json:"publish_time,omitempty"`
+	ContentChars   int               `json:"content_chars"`
+	ContentHead    string            `json:"content_head,omitempty"`
+	Attributes     map[string]string `json:"attributes"`
+	Canonical      map[string]string `json:"canonical"`
+	Attachments    []string          `json:"attachments,omitempty"`
+	SelectorsMiss  []string          `json:"selectors_missed,omitempty"`
+	Problems       []string          `json:"problems,omitempty"`
+	Green          bool              `json:"green"`
+	FetchStrategy  string            `json:"fetch_strategy,omitempty"`
+	SampleFromList bool              `json:"sample_from_list,omitempty"`
+	Said           []string          `json:"-"` // each of Problems in the console's words, same order
 }
 
 // Validate fetches the entry (list) page and one sample article politely and
