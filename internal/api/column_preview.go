@@ -21,6 +21,9 @@ type columnPreviewView struct {
 // a 200 with the problem; only an unknown column is an error.
 func (h *handler) columnPreview(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r)
+	if err == nil {
+		err = newQuery(r).check()
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

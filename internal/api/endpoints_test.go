@@ -271,3 +271,39 @@ func TestEndpoints(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryRouteRefusesStrayQuery: a query parameter a route does not take
+// is refused by every route (a misspelt filter never silently matches
+// everything), and a control character in a text filter is refused rather
+// than cutting the filter short.
+func TestEveryRouteRefusesStrayQuery(t *testing.T) {
+	st := storetest.SQLite(t)
+	w := buildWorld(t, st)
+	seedCards(t, w)
+	a := newAPITest(t, st, fixedNow)
+	for _, c := range endpointCases() {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			a.t = t
+			rq := c.ok(w)
+			sep := "?"
+			if strings.Contains(rq.target, "?") {
+				sep = "&"
+			}
+			rq.target += sep + "colour=blue"
+			good := tokViewer
+			if c.write {
+				good = tokOperator
+			}
+			if e := a.expect(with(rq, good), http.StatusBadRequest).errorBody(t); e.Error != "invalid_request" || !strings.Contains(e.Detail, "colour") {
+				t.Errorf("unknown parameter: %+v, want invalid_request naming it", e)
+			}
+		})
+	}
+	a.t = t
+	for _, path := range []string{"/api/v1/cards?q=%00zzzz", "/api/v1/departments?q=%00zzzz", "/api/v1/articles?publisher=%1b%5b31m",
+		"/api/v1/crawl-logs?host=a%c2%85b", "/api/v1/cards?q=%ff"} {
+		if e := a.expect(get(path, tokViewer), http.StatusBadRequest).errorBody(t); e.Error != "invalid_request" || !strings.Contains(e.Detail, "control character") {
+			t.Errorf("GET %s: %+v, want invalid_request about a control character", path, e)
+		}
+	}
+}

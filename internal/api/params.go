@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"zhizhi/internal/pages"
 	"zhizhi/internal/store"
 )
 
@@ -50,6 +51,10 @@ func (q *query) raw(name string) string {
 	}
 	if vals[0] == "" {
 		q.bad(name, "empty; leave it out or give a value")
+	}
+	if !pages.PlainText(vals[0], false) {
+		q.bad(name, "holds a control character or invalid UTF-8; remove it")
+		return ""
 	}
 	return vals[0]
 }

@@ -62,11 +62,17 @@ func resolveMap() (fetch.ResolveMap, error) {
 // loadConfig loads a configuration directory knowing the resolve map,
 // which decides where owned: true is allowed.
 func loadConfig(dir string) (*config.Bundle, []config.Problem, error) {
+	return loadConfigWith(dir, nil)
+}
+
+// loadConfigWith is loadConfig counting depts (the database's departments,
+// nil when not looked at) as known besides config/departments.csv.
+func loadConfigWith(dir string, depts map[int64]bool) (*config.Bundle, []config.Problem, error) {
 	rm, err := resolveMap()
 	if err != nil {
 		return nil, nil, err
 	}
-	b, problems := config.LoadWith(dir, config.Options{Resolve: rm})
+	b, problems := config.LoadWith(dir, config.Options{Resolve: rm, Departments: depts})
 	return b, problems, nil
 }
 

@@ -42,7 +42,7 @@ Exit status 1 when there is any error, 0 when the configuration is clean.`,
 			if dir == "" {
 				dir = settings.ConfigDir
 			}
-			b, problems, err := loadConfig(dir)
+			b, problems, err := loadConfigWith(dir, databaseDepartments(cmd.Context()))
 			if err != nil {
 				return err
 			}
@@ -77,7 +77,7 @@ the second time.`,
 				dir = settings.ConfigDir
 			}
 			out := cmd.OutOrStdout()
-			b, problems, err := loadConfig(dir)
+			b, problems, err := loadConfigWith(dir, databaseDepartments(cmd.Context()))
 			if err != nil {
 				return err
 			}

@@ -439,6 +439,16 @@ func TestValidateCommand(t *testing.T) {
 		}
 	})
 
+	t.Run("an entry on another site's host is refused as lint refuses it", func(t *testing.T) {
+		r := runZhizhi(t, db.env, "validate", "--site", "lianzhou", "--entry", "http://www.gd.gov.test/zwgk/wjk/")
+		if r.code != 2 || !strings.Contains(r.stderr, "entry_url host www.gd.gov.test differs from base_url host www.lianzhou.gov.test") {
+			t.Errorf("exit %d, want 2 naming both hosts\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if strings.Contains(r.stdout, "robots") || strings.Contains(r.stdout, "list page") {
+			t.Errorf("validate fetched before refusing:\n%s", r.stdout)
+		}
+	})
+
 	t.Run("broken list selector is red with the reason", func(t *testing.T) {
 		r := runZhizhi(t, brokenEnv, "validate", "--target", "lianzhou_tzgg")
 		if r.code != 1 {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"sort"
 	"strings"
 
@@ -77,6 +78,9 @@ after errors, challenge cookies) is kept as for any fetch.`,
 			}
 			if err != nil {
 				return exitCode(1, err.Error())
+			}
+			if err := sameHost(site, entry); err != nil {
+				return err
 			}
 			client, err := newClient(ctx, st, b)
 			if err != nil {
@@ -162,4 +166,20 @@ func printValidation(w io.Writer, v *crawl.Validation) {
 	} else {
 		fmt.Fprintln(w, "结果: ✗ 未通过 (red)")
 	}
+}
+
+// sameHost refuses an entry page on another host than the site's, as
+// `config lint` refuses such an entry_url: a dry run on another site's host
+// would be judged with this site's template and politeness.
+func sameHost(site *model.Site, entry string) error {
+	e, err := url.Parse(entry)
+	if err != nil || e.Host == "" {
+		return nil // not a URL with a host: Validate says what is wrong with it
+	}
+	base, err := url.Parse(site.BaseURL)
+	if err != nil || base.Host == "" || strings.EqualFold(base.Host, e.Host) {
+		return nil
+	}
+	return exitCode(2, fmt.Sprintf("validate: entry_url host %s differs from base_url host %s of site %s — point --entry at a page of %s, or give --site of the site for %s",
+		e.Host, base.Host, site.SiteCode, base.Host, e.Host))
 }

@@ -30,8 +30,11 @@ type Bundle struct {
 	Problems []Problem // everything Load found, sorted; Sync refuses a bundle with errors
 
 	// DepartmentIDs holds the dept_ids of departments.csv when the file
-	// exists (nil otherwise), so lint can check local_dept_id against it.
+	// exists, together with those of the database when one was looked at
+	// (nil when neither), so lint can check local_dept_id against it.
 	DepartmentIDs map[int64]bool
+	// deptsInDB says DepartmentIDs includes the database's departments.
+	deptsInDB bool
 }
 
 // File names inside the configuration directory.
@@ -56,6 +59,12 @@ type Options struct {
 	// may say owned: true only when the map pins its host to loopback: a
 	// site running on this machine, such as the simulated web.
 	Resolve map[string]string
+	// Departments holds the dept_ids imported into the database
+	// (local_department), nil when no database was looked at. The
+	// database is where departments live — `dept import` writes there and
+	// sync checks bindings there — so lint counts a department known when
+	// it is in departments.csv or in the database.
+	Departments map[int64]bool
 }
 
 // LintWith is Lint with opts.
@@ -163,6 +172,12 @@ func LoadWith(dir string, opts Options) (*Bundle, []Problem) {
 		if len(lineErrs) > 0 {
 			b.DepartmentIDs = nil // unreliable: do not report every local_dept_id as unknown too
 		}
+		if len(lineErrs) == 0 && opts.Departments != nil {
+			b.addDBDepartments(opts.Departments)
+		}
+	} else if opts.Departments != nil {
+		b.DepartmentIDs = map[int64]bool{}
+		b.addDBDepartments(opts.Departments)
 	}
 
 	b.crossCheck(r)
@@ -305,12 +320,26 @@ func (b *Bundle) checkAdapterSite(r *reporter, s *SiteFile) {
 	}
 }
 
+func (b *Bundle) addDBDepartments(ids map[int64]bool) {
+	for id := range ids {
+		b.DepartmentIDs[id] = true
+	}
+	b.deptsInDB = true
+}
+
 func (b *Bundle) checkDepartments(r *reporter, s *SiteFile) {
-	fix := "add the department to " + filepath.Join(b.Dir, DepartmentsFile) + " or correct the id"
+	csv := filepath.Join(b.Dir, DepartmentsFile)
 	check := func(id *int64, p Pos) {
-		if id != nil && !b.DepartmentIDs[*id] {
-			r.errorf(p, fix, "local_dept_id %d is not in %s", *id, DepartmentsFile)
+		if id == nil || b.DepartmentIDs[*id] {
+			return
 		}
+		if b.deptsInDB {
+			r.errorf(p, "import it with `zhizhi dept import FILE.csv` (see `zhizhi dept list`) or correct the id",
+				"local_dept_id %d is not in %s nor among the departments in the database", *id, DepartmentsFile)
+			return
+		}
+		r.errorf(p, "add the department to "+csv+", or import it with `zhizhi dept import FILE.csv` where the database can be reached, or correct the id",
+			"local_dept_id %d is not in %s (no database was reachable to look in)", *id, DepartmentsFile)
 	}
 	for _, d := range s.Depts {
 		check(d.LocalDeptID, d.Pos["local_dept_id"])

@@ -10,6 +10,7 @@ import (
 	"zhizhi/internal/adapter"
 	"zhizhi/internal/config"
 	"zhizhi/internal/extract"
+	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 )
 
@@ -36,6 +37,7 @@ type Validation struct {
 	Green          bool              `json:"green"`
 	FetchStrategy  string            `json:"fetch_strategy,omitempty"`
 	SampleFromList bool              `json:"sample_from_list,omitempty"`
+	Said           []string          `json:"-"` // each of Problems in the console's words, same order
 }
 
 // Validate fetches the entry (list) page and one sample article politely and
@@ -68,12 +70,12 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 				err = fmt.Errorf("list API: column %s returned no articles", target.ColumnID)
 			}
 			if err != nil {
-				v.Problems = append(v.Problems, err.Error())
+				v.problem(err.Error(), fetch.Explain("栏目列表", err))
 			} else {
 				items, listOK = got, true
 			}
 		} else {
-			v.Problems = append(v.Problems, "a gkmlpt site is validated per target: use --target CODE")
+			v.problem("a gkmlpt site is validated per target: use --target CODE", "gkmlpt 站点按采集目标逐个试运行，请选择一个目标")
 		}
 	} else {
 		tmpl, err := j.effectiveTemplate()
@@ -84,7 +86,7 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 		if entry != "" {
 			resp, err := j.get(ctx, j.request(model.PurposeProbe, entry))
 			if err != nil {
-				v.Problems = append(v.Problems, "list page: "+err.Error())
+				v.problem("list page: "+err.Error(), fetch.Explain("列表页", err))
 			} else {
 				var body []byte
 				if tmpl.List.Format == config.ListJSON {
@@ -98,11 +100,11 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 					items, v.NextPage = page.Items, page.Next
 				}
 				if err != nil {
-					v.Problems = append(v.Problems, "list page: "+err.Error())
+					v.problem("list page: "+err.Error(), "列表页读不出条目："+err.Error())
 				}
 				listOK = len(items) > 0
 				if !listOK && err == nil {
-					v.Problems = append(v.Problems, emptyListError(entry, tmpl.List, page).Error())
+					v.problem(emptyListError(entry, tmpl.List, page).Error(), "列表页上没有找到条目：请检查列表选择器是否与页面相符")
 				}
 			}
 		}
@@ -119,23 +121,23 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 		v.Sample = sample
 	}
 	if sample == "" {
-		v.Problems = append(v.Problems, "no sample article: give --sample URL")
+		v.problem("no sample article: give --sample URL", "没有样例文章：请填写样例文章网址")
 		return v, nil
 	}
 	resp, err := j.get(ctx, j.request(model.PurposeProbe, sample))
 	if err != nil {
-		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		v.problem("sample page: "+err.Error(), fetch.Explain("样例文章", err))
 		return v, nil
 	}
 	v.FetchStrategy = resp.Tier
 	html, _, err := resp.HTML()
 	if err != nil {
-		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		v.problem("sample page: "+err.Error(), "样例文章无法解析："+err.Error())
 		return v, nil
 	}
 	d, err := parse(html, mustParse(resp.URL))
 	if err != nil {
-		v.Problems = append(v.Problems, "sample page: "+err.Error())
+		v.problem("sample page: "+err.Error(), "样例文章无法解析："+err.Error())
 		return v, nil
 	}
 	v.Title = d.Title
@@ -153,17 +155,25 @@ func (c *Crawler) Validate(ctx context.Context, site *model.Site, target *model.
 	}
 	v.SelectorsMiss = d.Missing
 	if v.Title == "" {
-		v.Problems = append(v.Problems, "the title selector found no title")
+		v.problem("the title selector found no title", "标题选择器没有找到标题")
 	}
 	if v.ContentChars < MinContentChars {
-		v.Problems = append(v.Problems, fmt.Sprintf("the body has %d characters, fewer than %d", v.ContentChars, MinContentChars))
+		v.problem(fmt.Sprintf("the body has %d characters, fewer than %d", v.ContentChars, MinContentChars),
+			fmt.Sprintf("正文只有 %d 字，少于 %d 字", v.ContentChars, MinContentChars))
 	}
 	v.Green = (listOK || entry == "") && v.Title != "" && v.ContentChars >= MinContentChars
 	if entry == "" && site.CMSAdapter == "" {
 		v.Green = false
-		v.Problems = append(v.Problems, "no entry URL: the list selectors were not checked")
+		v.problem("no entry URL: the list selectors were not checked", "没有列表页网址：列表选择器未经检查")
 	}
 	return v, nil
+}
+
+// problem records what went wrong, for the command line (en) and in the
+// console's words (zh).
+func (v *Validation) problem(en, zh string) {
+	v.Problems = append(v.Problems, en)
+	v.Said = append(v.Said, zh)
 }
 
 // PreviewColumn reads the newest page of a CMS column's article list, as a

@@ -14,9 +14,9 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	"zhizhi/internal/config/zone"
 	"zhizhi/internal/pages"
 
@@ -108,7 +108,22 @@ func (p *portal) routes() http.Handler {
 		p.record(r, ledger.Hit{Kind: ledger.KindOther})
 		p.notFound(w, r, "页面不存在", "您访问的页面不存在，请返回首页浏览或搜索。")
 	})
-	return securityHeaders(mux)
+	return securityHeaders(p.plainQuery(mux))
+}
+
+// plainQuery refuses a request whose query holds a control character or
+// invalid UTF-8 before any page reads it: such a search word is never
+// meant, and a filter given one can stop filtering.
+func (p *portal) plainQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if name, bad := pages.BadParam(r.URL.Query(), false); bad {
+			p.record(r, ledger.Hit{Kind: ledger.KindOther})
+			p.render(w, r, http.StatusBadRequest, "error", view{Title: "请求无效",
+				Data: errorData{Code: http.StatusBadRequest, Heading: "请求无效", Message: pages.BadParamMessage(name)}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // record counts a request when the portal was given a recorder.
@@ -134,11 +149,21 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
+// staticFile reports whether name is a regular file of files.
+func staticFile(files fs.FS, name string) bool {
+	if name == "" || !utf8.ValidString(name) || !fs.ValidPath(name) {
+		return false
+	}
+	info, err := fs.Stat(files, name)
+	return err == nil && info.Mode().IsRegular()
+}
+
 func (p *portal) staticHandler() http.Handler {
 	fsrv := http.FileServerFS(p.static)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "" || strings.HasSuffix(r.URL.Path, "/") {
-			// No directory listings.
+		if !staticFile(p.static, r.URL.Path) {
+			// No directory listings, and a name that cannot be a file
+			// (invalid UTF-8, "..") is not found rather than a server error.
 			p.record(r, ledger.Hit{Kind: ledger.KindOther})
 			p.notFound(w, r, "页面不存在", "您访问的页面不存在，请返回首页浏览或搜索。")
 			return

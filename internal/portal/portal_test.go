@@ -96,6 +96,11 @@ func TestCardListRefusesBadFilters(t *testing.T) {
 		"/?to=yesterday":        "截止日期格式不正确",
 		"/?dept=qyfgw":          "部门参数无效",
 		"/?dept=-3&q=%E9%80%9A": "部门参数无效",
+		// A NUL once cut the search short and every card matched.
+		"/?q=%00zzzz":        "含有控制字符",
+		"/?q=%E9%80%9A%1b":   "含有控制字符",
+		"/?channel=a%c2%80b": "含有控制字符",
+		"/?q=%ff":            "含有控制字符",
 	} {
 		r := w.get(t, path)
 		if r.status != http.StatusBadRequest || !strings.Contains(r.body, want) {
@@ -263,6 +268,17 @@ func TestEveryResponseIsPrivate(t *testing.T) {
 	}
 	if r := w.get(t, "/static/"); r.status != http.StatusNotFound || strings.Contains(r.body, `href="portal.css"`) {
 		t.Errorf("GET /static/ lists the files: %d", r.status)
+	}
+	if r := w.get(t, "/"); !strings.Contains(r.body, `<link rel="icon" type="image/svg+xml" href="/static/favicon.svg">`) {
+		t.Errorf("the front page links no favicon")
+	}
+	if r := w.get(t, "/static/favicon.svg"); r.status != http.StatusOK || !strings.Contains(r.body, "<svg") {
+		t.Errorf("favicon.svg: status %d", r.status)
+	}
+	for _, path := range []string{"/static/%c0", "/static/%ff%fe.css"} {
+		if r := w.get(t, path); r.status != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, r.status)
+		}
 	}
 	js := w.get(t, "/static/portal.js").body
 	for _, bad := range []string{"cookie", "localStorage", "sessionStorage", "http:", "https:", "navigator.userAgent", "clientX"} {

@@ -3,6 +3,7 @@ package ui
 import (
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -13,8 +14,18 @@ const auditPageSize = 50
 
 type auditData struct {
 	ObjectType, Actor string
-	Entries           []store.AuditEntry
+	Objects           []auditOption
+	Entries           []auditRow
 	NextURL           string
+}
+
+// auditOption is one kind of object the list can be narrowed to.
+type auditOption struct{ Code, Label string }
+
+// auditRow is one entry with its codes said in words.
+type auditRow struct {
+	store.AuditEntry
+	ActorLabel, ActionLabel, ObjectLabel string
 }
 
 // auditList is the audit trail, newest first: who changed what, when, and
@@ -22,6 +33,10 @@ type auditData struct {
 func (c *console) auditList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := auditData{ObjectType: strings.TrimSpace(q.Get("object_type")), Actor: strings.TrimSpace(q.Get("actor"))}
+	for code, label := range auditObjects {
+		d.Objects = append(d.Objects, auditOption{Code: code, Label: label})
+	}
+	sort.Slice(d.Objects, func(i, j int) bool { return d.Objects[i].Code < d.Objects[j].Code })
 	f := store.AuditFilter{ObjectType: d.ObjectType, Actor: d.Actor, Limit: auditPageSize + 1}
 	if b := q.Get("before"); b != "" {
 		id, err := strconv.ParseInt(b, 10, 64)
@@ -49,6 +64,9 @@ func (c *console) auditList(w http.ResponseWriter, r *http.Request) {
 		v.Set("before", strconv.FormatInt(entries[len(entries)-1].ID, 10))
 		d.NextURL = Prefix + "/audit?" + v.Encode()
 	}
-	d.Entries = entries
+	for _, e := range entries {
+		d.Entries = append(d.Entries, auditRow{AuditEntry: e, ActorLabel: auditActor(e.Actor),
+			ActionLabel: auditAction(e.Action), ObjectLabel: auditObject(e.ObjectType)})
+	}
 	c.render(w, r, http.StatusOK, "audit", page{Title: "审计日志", Active: "audit", Data: d})
 }

@@ -83,7 +83,7 @@ func TestConsoleInChromium(t *testing.T) {
 		{"/admin/adapters/gkmlpt", "pre.yaml", "adapter_id: gkmlpt"},
 		{"/admin/crawl-logs", "#log-table", "http_5xx"},
 		{"/admin/jobs", "main table", "news_local"},
-		{"/admin/audit", "main table", "host.clear"},
+		{"/admin/audit", "main table", "主机·解除封锁"},
 		{"/admin/departments", "#dept-tree", "清远市发展和改革局"},
 		{"/admin/stale-targets", "main table", "qingyuan_qyfgw_14002"},
 	} {

@@ -283,11 +283,11 @@ func (c *console) run(w http.ResponseWriter, req *http.Request) (*wizardRun, boo
 // bindingChoices are the options of a dept row's binding, pending last:
 // it may be chosen, but the wizard will not go on with it.
 var bindingChoices = []struct{ Value, Label string }{
-	{"mapped", "mapped · 对应本地部门"},
-	{"city_level", "city_level · 市本级"},
-	{"cross_dept", "cross_dept · 跨部门"},
-	{"external_ref", "external_ref · 外部参考"},
-	{"pending", "pending · 待定"},
+	{"mapped", "对应本地部门"},
+	{"city_level", "市本级"},
+	{"cross_dept", "跨部门"},
+	{"external_ref", "外部参考"},
+	{"pending", "待定"},
 }
 
 func validBinding(b string) bool {

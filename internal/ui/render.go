@@ -262,9 +262,9 @@ func prettyJSON(raw json.RawMessage) string {
 	}
 	var out bytes.Buffer
 	if json.Indent(&out, raw, "", "  ") != nil {
-		return string(raw)
+		return plainJSON(string(raw))
 	}
-	return out.String()
+	return plainJSON(out.String())
 }
 
 func strategyLabel(s string) string {

@@ -344,6 +344,11 @@ func TestCardReviewList(t *testing.T) {
 	if !strings.Contains(body, cardYellow) || strings.Contains(body, cardGreen) || strings.Contains(body, cardRed) {
 		t.Errorf("the default list is not the yellow cards")
 	}
+	// A card is yellow for its σ or for straying from its source: the
+	// legend says both.
+	if !strings.Contains(body, "σ 虽够但偏离度超过 20") || strings.Contains(body, "simhash") || strings.Contains(body, "汉明距离") {
+		t.Errorf("the card legend does not explain yellow by both σ and how far the summary strays, in words")
+	}
 	if i, j := strings.Index(body, cardYellow), strings.Index(body, "标题&lt;script"); i < 0 || j < 0 || i > j {
 		t.Errorf("yellow cards not newest first (the newer at %d, the older at %d)", i, j)
 	}
@@ -377,7 +382,7 @@ func TestCardRewrite(t *testing.T) {
 		viewer := w.login(t, "viewer")
 		page := w.get(t, path, viewer).Body.String()
 		for _, s := range []string{cardYellow, "http://www.qingyuan.gov.test/card/0.html", "机器摘录", "部署春季招生工作",
-			"0.75", "覆盖 3/4 个核心锚点", "汉明距离 7/64", `<span class="chip missing-anchor">1200名</span>`} {
+			"0.75", "覆盖 3/4 个核心锚点", "偏离度</dt><dd>7/64", `<span class="chip missing-anchor">1200名</span>`} {
 			if !strings.Contains(page, s) {
 				t.Errorf("the card page lacks %q", s)
 			}

@@ -64,7 +64,7 @@ func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
 	p := page{Title: "站点 · " + site.SiteName, Active: "sites", Data: d}
 	q := r.URL.Query()
 	for _, t := range targets {
-		crawlNotice(&p, q, t.TargetCode, t.TargetName, "立即抓取")
+		crawlNotice(&p, q, t.TargetCode, t.TargetName, "立即采集")
 	}
 	c.render(w, r, http.StatusOK, "site", p)
 }

@@ -65,7 +65,7 @@ func (c *console) targetCrawl(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(ctx)
 	after, _ := json.Marshal(map[string]any{"job_id": e.JobID, "running": e.Running, "moved": e.Moved})
 	if err := c.store.RecordAudit(ctx, &store.AuditEntry{Actor: p.Actor(), Action: "target.crawl_now",
-		ObjectType: "target", ObjectID: code, After: after, Detail: "立即抓取"}); err != nil {
+		ObjectType: "target", ObjectID: code, After: after, Detail: "立即采集"}); err != nil {
 		c.serverError(w, r, err)
 		return
 	}

@@ -228,7 +228,7 @@ var targetFieldLabels = map[string]string{
 	model.FieldTargetName: "名称", model.FieldEntryURL: "列表页网址", model.FieldSampleArticleURL: "样例文章网址",
 	model.FieldDept: "部门归属", model.FieldChannelName: "栏目名称", model.FieldChannelPath: "栏目路径",
 	model.FieldContentCategory: "内容分类", model.FieldContentSubcategory: "内容子类",
-	model.FieldScheduleCron: "调度（cron）", model.FieldExpectedCadenceDays: "预期更新周期（天）",
+	model.FieldScheduleCron: "调度时间", model.FieldExpectedCadenceDays: "预期更新周期（天）",
 	model.FieldIntervalSec: "请求间隔（秒）", model.FieldEnabled: "启用",
 }
 

@@ -95,7 +95,7 @@ func (c *console) targetList(w http.ResponseWriter, r *http.Request) {
 				p.Flash = "「" + row.TargetName + "」正在抓取中，未重复加入队列。"
 			}
 		case q.Get("refused"):
-			p.Error = "「" + row.TargetName + "」已停用（或其站点、部门已停用），不能立即抓取。"
+			p.Error = "「" + row.TargetName + "」已停用（或其站点、部门已停用），不能立即采集。"
 		}
 	}
 	c.render(w, r, http.StatusOK, "targets", p)

@@ -59,7 +59,7 @@ func (c *console) targetShow(w http.ResponseWriter, r *http.Request) {
 			p.Flash = "正在抓取中，未重复加入队列。"
 		}
 	case q.Get("refused") == d.Row.TargetCode:
-		p.Error = "该目标已停用（或其站点、部门已停用），不能立即抓取。"
+		p.Error = "该目标已停用（或其站点、部门已停用），不能立即采集。"
 	}
 	if q.Get("nosample") == "1" && d.Row.SampleArticleURL == "" {
 		p.Flash += " 注意：未填写样例文章网址，保存前没有试运行校验选择器，建议补上。"
@@ -113,6 +113,10 @@ func fieldText(field, v string, depts []model.Department) string {
 	switch field {
 	case model.FieldDept:
 		return deptText(v, depts)
+	case model.FieldScheduleCron:
+		if v != "" {
+			return cronWords(v)
+		}
 	case model.FieldEnabled:
 		switch v {
 		case "true":

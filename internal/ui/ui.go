@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+	"unicode/utf8"
 	"zhizhi/internal/config/zone"
 	"zhizhi/internal/pages"
 
@@ -121,7 +122,7 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 func (c *console) routes() http.Handler {
 	mux := http.NewServeMux()
 	v, o, a := auth.RoleViewer, auth.RoleOperator, auth.RoleAdmin
-	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", staticHandler(c.static)))
+	mux.Handle("GET "+Prefix+"/static/", http.StripPrefix(Prefix+"/static/", c.staticHandler(c.static)))
 	mux.HandleFunc("GET "+Prefix+"/login", c.loginShow)
 	mux.HandleFunc("POST "+Prefix+"/login", c.loginSubmit)
 	mux.HandleFunc("POST "+Prefix+"/logout", c.logout)
@@ -157,7 +158,26 @@ func (c *console) routes() http.Handler {
 	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, "页面不存在")
 	}))
-	return securityHeaders(mux)
+	return securityHeaders(c.plainQuery(mux))
+}
+
+// plainQuery refuses a request whose query holds a control character or
+// invalid UTF-8 before any page reads it: such a filter word is never
+// meant, and a filter given one can stop filtering.
+func (c *console) plainQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		name, bad := pages.BadParam(r.URL.Query(), false)
+		if !bad {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if p, err := c.sessions.Authenticate(r); err == nil && p != nil {
+			// The refusal page keeps the signed-in person's menu.
+			r = r.WithContext(auth.WithPrincipal(r.Context(), p))
+		}
+		c.render(w, r, http.StatusBadRequest, "error", page{Title: "请求无效",
+			Data: errorData{Code: http.StatusBadRequest, Heading: "请求无效", Message: pages.BadParamMessage(name)}})
+	})
 }
 
 // securityHeaders keeps the console's pages out of frames and caches and
@@ -174,10 +194,27 @@ func securityHeaders(next http.Handler) http.Handler {
 	})
 }
 
-func staticHandler(files fs.FS) http.Handler {
+// staticHandler serves the console's own files and nothing else: a
+// directory (the folder itself, with or without its slash) or a name that is
+// not a valid file name (invalid UTF-8, "..") is not found rather than a
+// listing or a server error.
+func (c *console) staticHandler(files fs.FS) http.Handler {
 	fsrv := http.FileServerFS(files)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !staticFile(files, r.URL.Path) {
+			c.notFound(w, r, "文件不存在")
+			return
+		}
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		fsrv.ServeHTTP(w, r)
 	})
+}
+
+// staticFile reports whether name is a regular file of files.
+func staticFile(files fs.FS, name string) bool {
+	if name == "" || !utf8.ValidString(name) || !fs.ValidPath(name) {
+		return false
+	}
+	info, err := fs.Stat(files, name)
+	return err == nil && info.Mode().IsRegular()
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -38,7 +39,7 @@ func TestPagesShowWhatTheyAreFor(t *testing.T) {
 				"document_number", "详情页选择器", "div#zoom", "适配器 YAML", "adapter_id: gkmlpt"}},
 			{"crawl logs", "/admin/crawl-logs", []string{"抓取日志", "www.news.test", "列表页", "失败", "http_5xx"}},
 			{"jobs", "/admin/jobs", []string{"任务队列", "抓取", "news_local", "待执行"}},
-			{"audit", "/admin/audit", []string{"审计日志", "cli:root", "target.update", "news_local"}},
+			{"audit", "/admin/audit", []string{"审计日志", "命令行 root", "目标·修改", "news_local"}},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				rec := w.get(t, tc.path, c)
@@ -408,13 +409,19 @@ func TestTargetCrawlNow(t *testing.T) {
 		t.Errorf("viewer: status %d, want 403", rec.Code)
 	}
 	if body := w.get(t, "/admin/sites/lianzhou", viewer).Body.String(); strings.Contains(body, "/crawl\"") {
-		t.Errorf("viewer: the site page offers 立即抓取")
+		t.Errorf("viewer: the site page offers 立即采集")
 	}
 	if jobs() != before {
 		t.Fatalf("a refused crawl-now queued a job")
 	}
 
 	op := w.login(t, "operator")
+	// One name for the action on every page that offers it.
+	for _, path := range []string{"/admin/sites/lianzhou", "/admin/targets", "/admin/targets/lianzhou_tzgg"} {
+		if body := w.get(t, path, op).Body.String(); !strings.Contains(body, ">立即采集</button>") || strings.Contains(body, "立即抓取") {
+			t.Errorf("%s: the crawl-now button is not called 立即采集 alone", path)
+		}
+	}
 	rec := w.post(t, "/admin/targets/lianzhou_tzgg/crawl", op, nil)
 	if rec.Code != http.StatusSeeOther {
 		t.Fatalf("operator: status %d\n%s", rec.Code, rec.Body)
@@ -473,6 +480,96 @@ func TestUnknownRoleIsRefusedInChinese(t *testing.T) {
 		}
 		if strings.Contains(rec.Body.String(), hostCaptcha) {
 			t.Errorf("GET %s as an unknown role: the refusal shows the page's data", path)
+		}
+	}
+}
+
+// TestStaticServesOnlyItsFiles: the console's static folder answers its
+// files and nothing else — no listing of the folder, and a name that cannot
+// be a file (invalid UTF-8, a folder) is "not found", not a server error.
+func TestStaticServesOnlyItsFiles(t *testing.T) {
+	w := sqliteWorld(t)
+	if rec := w.get(t, "/admin/static/console.css", nil); rec.Code != http.StatusOK {
+		t.Errorf("console.css: status %d, want 200", rec.Code)
+	}
+	for _, path := range []string{"/admin/static/", "/admin/static/%c0", "/admin/static/%ff%fe.css", "/admin/static/missing.css"} {
+		rec := w.get(t, path, nil)
+		if rec.Code != http.StatusNotFound {
+			t.Errorf("GET %s: status %d, want 404", path, rec.Code)
+		}
+		if body := rec.Body.String(); strings.Contains(body, `href="console.css"`) || strings.Contains(body, "<pre>") {
+			t.Errorf("GET %s lists the folder:\n%s", path, body)
+		}
+	}
+}
+
+// TestConsoleHasAFavicon: every console page, the login page too, names the
+// console's own icon, and the icon is served.
+func TestConsoleHasAFavicon(t *testing.T) {
+	w := sqliteWorld(t)
+	if rec := w.get(t, "/admin/login", nil); !strings.Contains(rec.Body.String(), `<link rel="icon" type="image/svg+xml" href="/admin/static/favicon.svg">`) {
+		t.Errorf("the login page links no favicon")
+	}
+	rec := w.get(t, "/admin/static/favicon.svg", nil)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "<svg") {
+		t.Errorf("favicon.svg: status %d", rec.Code)
+	}
+}
+
+// TestControlCharactersInQueryRefused: a control character in a filter
+// is refused with a page saying so, not passed on to cut the filter short.
+func TestControlCharactersInQueryRefused(t *testing.T) {
+	w := sqliteWorld(t)
+	c := w.login(t, "viewer")
+	for _, path := range []string{"/admin/departments?q=%00zzzz", "/admin/crawl-logs?host=a%1bb", "/admin/articles?q=%c2%9b", "/admin/audit?x=%ff"} {
+		rec := w.get(t, path, c)
+		if body := rec.Body.String(); rec.Code != http.StatusBadRequest || !strings.Contains(body, "含有控制字符") || !strings.Contains(body, "退出") {
+			t.Errorf("GET %s: status %d, want 400 with a page in Chinese for the signed-in viewer\n%.600s", path, rec.Code, body)
+		}
+	}
+}
+
+// TestAuditSpeaksChinese: the audit page says who did what in words, and
+// a recorded "<script>" reads as written, not as \u003cscript\u003e.
+func TestAuditSpeaksChinese(t *testing.T) {
+	w := sqliteWorld(t)
+	ctx := context.Background()
+	before, _ := json.Marshal(map[string]string{"target_name": "<script>旧名</script> & 说明"})
+	for _, e := range []store.AuditEntry{
+		{Actor: "user:wangfang", Action: "target.create", ObjectType: "target", ObjectID: "qy_a", Before: before, After: before},
+		{Actor: "cli:root", Action: "department.import", ObjectType: "department", ObjectID: "37"},
+		{Actor: "apikey:7(alice)", Action: "card.rewrite", ObjectType: "card", ObjectID: "9"},
+	} {
+		if err := w.st.RecordAudit(ctx, &e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	body := w.get(t, "/admin/audit", w.login(t, "viewer")).Body.String()
+	for _, want := range []string{">用户 wangfang<", ">目标·新建<", ">命令行 root<", ">部门·导入<", ">API 密钥 7（alice）<", ">卡片·改写摘要<",
+		"&lt;script&gt;旧名&lt;/script&gt; &amp; 说明"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the audit page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, `\u003c`) || strings.Contains(body, `\u0026`) {
+		t.Errorf("the audit page shows JSON's HTML escapes")
+	}
+}
+
+// TestFormLabelsAreWords: the new-target form labels its fields in words,
+// not with the field names of the YAML (target_code, entry_url, dept_path).
+func TestFormLabelsAreWords(t *testing.T) {
+	w := simWorld(t, storetest.SQLite(t))
+	body := w.get(t, "/admin/targets/new", w.login(t, "operator")).Body.String()
+	labels := regexp.MustCompile(`(?s)<label[^>]*>(.*?)</label>`).FindAllStringSubmatch(body, -1)
+	if len(labels) < 10 {
+		t.Fatalf("the form has %d labels", len(labels))
+	}
+	tag := regexp.MustCompile(`<[^>]*>`)
+	snake := regexp.MustCompile(`\b[a-z]+_[a-z_]+\b`)
+	for _, l := range labels {
+		if m := snake.FindString(tag.ReplaceAllString(l[1], "")); m != "" {
+			t.Errorf("a label shows the field name %q: %s", m, strings.TrimSpace(tag.ReplaceAllString(l[1], "")))
 		}
 	}
 }
