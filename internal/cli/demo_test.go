@@ -25,7 +25,7 @@ func TestDemoOnceMatchesTruth(t *testing.T) {
 	}
 	browser := crawltest.Chromium(t)
 	dir := t.TempDir()
-	cfg, err := filepath.Abs("../../config")
+	cfg, err := filepath.Abs("../../demo/config")
 	if err != nil {
 		t.Fatal(err)
 	}
