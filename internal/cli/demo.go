@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -67,10 +68,14 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	defer intr.Stop()
 	ctx := intr.ctx
 
+	if _, err := useDemoDir(); err != nil {
+		return err
+	}
 	// The simulated web outlives the crawl's context: requests abandoned
 	// after an interrupt end on the crawler's side, not by the sites
-	// vanishing under them.
-	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed})
+	// vanishing under them. Its clock starts now, as a demo's reader
+	// expects of the sites it shows.
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: time.Now()})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}
@@ -89,6 +94,13 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	if err != nil {
 		return err
 	}
+	known, err := st.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	if err := refuseForeignHosts(b, known, w); err != nil {
+		return err
+	}
 	if err := importDepartments(ctx, st, filepath.Join(settings.ConfigDir, config.DepartmentsFile), out); err != nil {
 		return err
 	}
@@ -101,6 +113,9 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	targets, err := st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
 	if err != nil {
 		return exitCode(1, err.Error())
+	}
+	if err := refuseForeignHosts(b, targets, w); err != nil {
+		return err
 	}
 	var skipped []string
 	if !chromiumAvailable() {
