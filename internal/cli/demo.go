@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -68,14 +67,19 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	defer intr.Stop()
 	ctx := intr.ctx
 
-	if _, err := useDemoDir(); err != nil {
+	dir, err := useDemoDir()
+	if err != nil {
+		return err
+	}
+	now, err := demoClock(dir)
+	if err != nil {
 		return err
 	}
 	// The simulated web outlives the crawl's context: requests abandoned
 	// after an interrupt end on the crawler's side, not by the sites
-	// vanishing under them. Its clock starts now, as a demo's reader
-	// expects of the sites it shows.
-	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: time.Now()})
+	// vanishing under them. Its clock starts at the present moment the
+	// first time the demo directory is used (kept there for later runs).
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: now})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}

@@ -31,10 +31,15 @@ const (
 // process, with a demo account, until SIGINT or SIGTERM.
 func runDemoServe(cmd *cobra.Command, seed int64) error {
 	out := cmd.OutOrStdout()
-	if _, err := useDemoDir(); err != nil {
+	dir, err := useDemoDir()
+	if err != nil {
 		return err
 	}
-	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: time.Now()})
+	now, err := demoClock(dir)
+	if err != nil {
+		return err
+	}
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: now})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}

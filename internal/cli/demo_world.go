@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"zhizhi/demo"
 	"zhizhi/internal/config"
@@ -37,6 +38,35 @@ func useDemoDir() (string, error) {
 	settings.DatabaseURL = ""
 	settings.ConfigDir = cfg
 	return dir, nil
+}
+
+// demoClockFile keeps, in the demo's directory, the moment its simulated
+// web's clock started: every later `demo --once` and `demo --serve` on that
+// directory starts the same world, so what the database holds stays what
+// the sites publish.
+const demoClockFile = "sim-clock.txt"
+
+// demoClock returns the sim clock of the demo directory dir: the present
+// moment the first time (kept in dir), the kept one after.
+func demoClock(dir string) (time.Time, error) {
+	path := filepath.Join(dir, demoClockFile)
+	if b, err := os.ReadFile(path); err == nil {
+		t, err := time.Parse(time.RFC3339, strings.TrimSpace(string(b)))
+		if err != nil {
+			return time.Time{}, exitCode(1, fmt.Sprintf("demo: %s is not a time (%v): delete it to start the simulated web's clock now", path, err))
+		}
+		return t, nil
+	} else if !os.IsNotExist(err) {
+		return time.Time{}, exitCode(1, "demo: "+err.Error())
+	}
+	now := time.Now().Truncate(time.Minute)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return time.Time{}, exitCode(1, "demo: "+err.Error())
+	}
+	if err := os.WriteFile(path, []byte(now.Format(time.RFC3339)+"\n"), 0o644); err != nil {
+		return time.Time{}, exitCode(1, "demo: "+err.Error())
+	}
+	return now, nil
 }
 
 // writeDemoConfig writes the bundled configuration of the simulated web to
