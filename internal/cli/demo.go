@@ -24,18 +24,27 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--once | --serve]",
 		Short: "Crawl the simulated government web end to end",
-		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports the
-bundled departments, syncs the bundled configuration into the database
-(ZHIZHI_DATA_DIR, SQLite by default), and crawls every target politely — the
-city portal through the headless-browser tier, which passes its cookie
-challenge. It prints a summary. With --once it then exits; otherwise the
-simulated web keeps running so you can explore it with the other commands,
-until Ctrl-C. Run it again: the second crawl is incremental.
+		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports its
+departments, syncs its configuration into the demo's own database, and crawls
+every target politely — the city portal through the headless-browser tier,
+which passes its cookie challenge. It prints a summary. With --once it then
+exits; otherwise the simulated web keeps running so you can explore it with
+the other commands, until Ctrl-C. Run it again: the second crawl is
+incremental.
+
+The demo keeps everything in its own directory, ZHIZHI_DEMO_DIR (default
+./data/demo): an SQLite database, blobs, the simulated web's configuration
+(written there the first time from the copy built into the binary) and the
+moment its clock started (the present, the first time). It never uses
+ZHIZHI_DATA_DIR, ZHIZHI_DATABASE_URL or ZHIZHI_CONFIG_DIR, and it refuses
+(exit 2, before any request) a site or target on a host the simulated web
+does not serve. Delete the directory to start afresh. To look at the demo's
+data with the other commands: ZHIZHI_DATA_DIR=./data/demo zhizhi health.
 
 With --serve it crawls nothing itself: it starts the simulated web and
 'zhizhi serve' on it (the admin console at http://ZHIZHI_LISTEN/admin/,
 127.0.0.1:8080 by default), with an admin account "demo" whose password is
-made the first time and kept in the data directory (demo-password.txt), and
+made the first time and kept in the demo's directory (demo-password.txt), and
 prints both. Ctrl-C or SIGTERM stops it like serve. 'make demo' leaves it
 running in the background; 'make demo-stop' stops it.
 
