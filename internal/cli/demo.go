@@ -149,10 +149,11 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	}
 	fmt.Fprintf(out, `
 == 接下来可以看 (what next):
+  export ZHIZHI_DATA_DIR=%s   演示自己的数据目录 (the demo's own data dir)
+  bin/zhizhi health               健康检查
   bin/zhizhi export --limit 3     RAG 增量导出 (JSON Lines)，下次的游标打印在 stderr
   bin/zhizhi target list          栏目、部门绑定与系统分配的调度时间
   bin/zhizhi demo --once          再跑一次：增量采集，每个栏目只读列表第一页，未到复查时间的文章不再请求
-  数据目录 (data dir): %s
 `, settings.DataDir)
 	if !once {
 		fmt.Fprintf(out, `  curl %s/__sim/truth      模拟站点的“真值” (ground truth)
