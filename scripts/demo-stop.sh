@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # make demo-stop: stops the admin console `make demo` left running
-# (`zhizhi demo --serve`, its process id in the data directory).
+# (`zhizhi demo --serve`, its process id in the demo's directory,
+# ZHIZHI_DEMO_DIR, default ./data/demo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PIDFILE=${ZHIZHI_DATA_DIR:-./data}/demo-serve.pid
+PIDFILE=${ZHIZHI_DEMO_DIR:-./data/demo}/demo-serve.pid
 [ -f "$PIDFILE" ] || { echo "make demo-stop: no demo console is running"; exit 0; }
 pid=$(cat "$PIDFILE")
 if kill -0 "$pid" 2>/dev/null && grep -qa "demo" "/proc/$pid/cmdline" 2>/dev/null; then

@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # make demo: the main job on the embedded default. Installs Chromium when it
 # is missing and we can (the city portal's cookie challenge needs a real
-# browser), checks the bundled configuration, then runs `zhizhi demo --once`:
-# the simulated government web, department import, config sync and a polite
-# crawl of every target, with a summary against what the sites publish.
+# browser), then runs `zhizhi demo --once`: the simulated government web,
+# department import, config sync and a polite crawl of every target, with a
+# summary against what the sites publish.
 # Then it leaves `zhizhi demo --serve` running in the background — the
 # simulated web and the crawler service with its admin console — and prints
 # the console's address and the demo account; `make demo-stop` stops it.
-# Settings as for the binary: ZHIZHI_DATA_DIR (default ./data),
-# ZHIZHI_DATABASE_URL (default an SQLite file in the data dir),
-# ZHIZHI_CONFIG_DIR (default ./config).
+# The demo keeps everything in its own directory, ZHIZHI_DEMO_DIR (default
+# ./data/demo): its SQLite database, blobs, the simulated web's
+# configuration and clock. ZHIZHI_DATA_DIR, ZHIZHI_DATABASE_URL and
+# ZHIZHI_CONFIG_DIR are the operator's and the demo does not use them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Z=bin/zhizhi
-CONFIG=${ZHIZHI_CONFIG_DIR:-./config}
-DATA=${ZHIZHI_DATA_DIR:-./data}
+DATA=${ZHIZHI_DEMO_DIR:-./data/demo}
+export ZHIZHI_DEMO_DIR=$DATA
 LISTEN=${ZHIZHI_LISTEN:-127.0.0.1:8080}
 
-# A console left running by the last `make demo` holds the database: stop it.
-bash scripts/demo-stop.sh >/dev/null
+# The demo console left running by the last `make demo` holds the demo's
+# database: it is stopped (and started again below). Nothing else is.
+bash scripts/demo-stop.sh
 
 bash scripts/ensure-deps.sh chromium cjkfont || true
 if [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
@@ -26,8 +28,6 @@ if [ ! -x "${ZHIZHI_CHROMIUM:-/usr/bin/chromium}" ]; then
 fi
 
 echo "make demo: $($Z version)"
-echo "== lint the configuration ($CONFIG)"
-$Z config lint
 $Z demo --once
 
 echo
@@ -60,7 +60,9 @@ It keeps running in the background (the simulated web and zhizhi serve); stop it
 
 Other things to try:
   $Z demo --once                     crawl again: incremental
-  $Z target list --site qingyuan     one site's targets, departments and schedules
-  $Z export --limit 2                what RAG receives
+  ZHIZHI_DATA_DIR=$DATA $Z health                        the demo's health report
+  ZHIZHI_DATA_DIR=$DATA $Z target list --site qingyuan   one site's targets, departments and schedules
+  ZHIZHI_DATA_DIR=$DATA $Z export --limit 2              what RAG receives
+  $Z init DIR                        a starting configuration for your own sites
   $Z --help                          every command and setting
 EOF

@@ -40,7 +40,7 @@ func startSimWeb(tb testing.TB) *simWeb {
 		tb.Fatalf("start sim: %v", err)
 	}
 	tb.Cleanup(w.Close)
-	bundle, problems := config.Load("../../config")
+	bundle, problems := config.Load("../../demo/config")
 	for _, p := range problems {
 		if !p.Warning {
 			tb.Fatalf("bundled config: %s", p)

@@ -80,7 +80,7 @@ func provenanceOf(t *testing.T, a *apiTest, id int64) map[string]fieldSourceView
 func TestTargetDryRunGate(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+		web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../demo/config", Sim: sim.Options{Seed: 1}})
 		a := newAPITestWith(t, st, time.Now(), web.Crawler(nil).Validate, web.Crawler(nil).PreviewColumn)
 		site, err := st.SiteByCode(ctx, "lianzhou")
 		if err != nil {
@@ -276,7 +276,7 @@ func TestTargetCreateInput(t *testing.T) {
 func TestColumnPreview(t *testing.T) {
 	st := storetest.SQLite(t)
 	ctx := context.Background()
-	web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+	web := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../demo/config", Sim: sim.Options{Seed: 1}})
 	a := newAPITestWith(t, st, time.Now(), noWeb, web.Crawler(nil).PreviewColumn)
 	col := storetest.CatalogColumn(t, st, "qingcheng", "qcfgw", "2851", "通知公告")
 	site, err := st.SiteByCode(ctx, "qingcheng")

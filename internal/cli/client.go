@@ -68,6 +68,9 @@ func loadConfig(dir string) (*config.Bundle, []config.Problem, error) {
 // loadConfigWith is loadConfig counting depts (the database's departments,
 // nil when not looked at) as known besides config/departments.csv.
 func loadConfigWith(dir string, depts map[int64]bool) (*config.Bundle, []config.Problem, error) {
+	if err := needConfigDir(dir); err != nil {
+		return nil, nil, err
+	}
 	rm, err := resolveMap()
 	if err != nil {
 		return nil, nil, err
@@ -111,4 +114,18 @@ func politeGet(ctx context.Context, rawURL string) (*fetch.Response, error) {
 	}
 	defer c.Close()
 	return c.Do(ctx, fetch.Request{URL: rawURL, Purpose: model.PurposeProbe})
+}
+
+// noConfigDirMsg is what a command that needs the configuration says when
+// none was chosen: there is no default, so an operator's sites are never
+// mixed up with the simulated web's.
+const noConfigDirMsg = "no configuration directory: set ZHIZHI_CONFIG_DIR (or --config-dir DIR) to yours, " +
+	"or write a starting one with `zhizhi init DIR`"
+
+// needConfigDir refuses (exit 2) when no configuration directory was chosen.
+func needConfigDir(dir string) error {
+	if dir == "" {
+		return exitCode(2, noConfigDirMsg)
+	}
+	return nil
 }

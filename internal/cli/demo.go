@@ -24,18 +24,27 @@ func newDemoCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo [--once | --serve]",
 		Short: "Crawl the simulated government web end to end",
-		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports the
-bundled departments, syncs the bundled configuration into the database
-(ZHIZHI_DATA_DIR, SQLite by default), and crawls every target politely — the
-city portal through the headless-browser tier, which passes its cookie
-challenge. It prints a summary. With --once it then exits; otherwise the
-simulated web keeps running so you can explore it with the other commands,
-until Ctrl-C. Run it again: the second crawl is incremental.
+		Long: `Demo starts the simulated government web (see 'zhizhi sim'), imports its
+departments, syncs its configuration into the demo's own database, and crawls
+every target politely — the city portal through the headless-browser tier,
+which passes its cookie challenge. It prints a summary. With --once it then
+exits; otherwise the simulated web keeps running so you can explore it with
+the other commands, until Ctrl-C. Run it again: the second crawl is
+incremental.
+
+The demo keeps everything in its own directory, ZHIZHI_DEMO_DIR (default
+./data/demo): an SQLite database, blobs, the simulated web's configuration
+(written there the first time from the copy built into the binary) and the
+moment its clock started (the present, the first time). It never uses
+ZHIZHI_DATA_DIR, ZHIZHI_DATABASE_URL or ZHIZHI_CONFIG_DIR, and it refuses
+(exit 2, before any request) a site or target on a host the simulated web
+does not serve. Delete the directory to start afresh. To look at the demo's
+data with the other commands: ZHIZHI_DATA_DIR=./data/demo zhizhi health.
 
 With --serve it crawls nothing itself: it starts the simulated web and
 'zhizhi serve' on it (the admin console at http://ZHIZHI_LISTEN/admin/,
 127.0.0.1:8080 by default), with an admin account "demo" whose password is
-made the first time and kept in the data directory (demo-password.txt), and
+made the first time and kept in the demo's directory (demo-password.txt), and
 prints both. Ctrl-C or SIGTERM stops it like serve. 'make demo' leaves it
 running in the background; 'make demo-stop' stops it.
 
@@ -67,10 +76,19 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	defer intr.Stop()
 	ctx := intr.ctx
 
+	dir, err := useDemoDir()
+	if err != nil {
+		return err
+	}
+	now, err := demoClock(dir)
+	if err != nil {
+		return err
+	}
 	// The simulated web outlives the crawl's context: requests abandoned
 	// after an interrupt end on the crawler's side, not by the sites
-	// vanishing under them.
-	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed})
+	// vanishing under them. Its clock starts at the present moment the
+	// first time the demo directory is used (kept there for later runs).
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: now})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}
@@ -89,6 +107,13 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	if err != nil {
 		return err
 	}
+	known, err := st.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		return exitCode(1, err.Error())
+	}
+	if err := refuseForeignHosts(b, known, w); err != nil {
+		return err
+	}
 	if err := importDepartments(ctx, st, filepath.Join(settings.ConfigDir, config.DepartmentsFile), out); err != nil {
 		return err
 	}
@@ -101,6 +126,9 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	targets, err := st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
 	if err != nil {
 		return exitCode(1, err.Error())
+	}
+	if err := refuseForeignHosts(b, targets, w); err != nil {
+		return err
 	}
 	var skipped []string
 	if !chromiumAvailable() {
@@ -121,10 +149,11 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	}
 	fmt.Fprintf(out, `
 == 接下来可以看 (what next):
+  export ZHIZHI_DATA_DIR=%s   演示自己的数据目录 (the demo's own data dir)
+  bin/zhizhi health               健康检查
   bin/zhizhi export --limit 3     RAG 增量导出 (JSON Lines)，下次的游标打印在 stderr
   bin/zhizhi target list          栏目、部门绑定与系统分配的调度时间
   bin/zhizhi demo --once          再跑一次：增量采集，每个栏目只读列表第一页，未到复查时间的文章不再请求
-  数据目录 (data dir): %s
 `, settings.DataDir)
 	if !once {
 		fmt.Fprintf(out, `  curl %s/__sim/truth      模拟站点的“真值” (ground truth)

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/auth"
+	"zhizhi/internal/config"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -30,13 +31,25 @@ const (
 // process, with a demo account, until SIGINT or SIGTERM.
 func runDemoServe(cmd *cobra.Command, seed int64) error {
 	out := cmd.OutOrStdout()
-	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed})
+	dir, err := useDemoDir()
+	if err != nil {
+		return err
+	}
+	now, err := demoClock(dir)
+	if err != nil {
+		return err
+	}
+	w, err := sim.Start(cmd.Context(), sim.Options{Seed: seed, Now: now})
 	if err != nil {
 		return exitCode(1, "demo: start the simulated web: "+err.Error())
 	}
 	defer w.Close()
 	settings.Resolve = w.ResolveString()
-	password, err := ensureDemoAccount(cmd.Context())
+	b, err := loadBundle()
+	if err != nil {
+		return err
+	}
+	password, err := ensureDemoAccount(cmd.Context(), b, w)
 	if err != nil {
 		return err
 	}
@@ -54,12 +67,22 @@ func runDemoServe(cmd *cobra.Command, seed int64) error {
 // ensureDemoAccount makes sure the demo admin exists, enabled, with the
 // password kept in the data directory (made the first time), and returns
 // that password.
-func ensureDemoAccount(ctx context.Context) (string, error) {
+//
+// It refuses (before the service starts) when the demo's configuration or
+// database names a host the simulated web w does not serve.
+func ensureDemoAccount(ctx context.Context, b *config.Bundle, w *sim.World) (string, error) {
 	st, err := createStore(ctx)
 	if err != nil {
 		return "", err
 	}
 	defer st.Close()
+	known, err := st.ListTargets(ctx, store.TargetFilter{})
+	if err != nil {
+		return "", exitCode(1, err.Error())
+	}
+	if err := refuseForeignHosts(b, known, w); err != nil {
+		return "", err
+	}
 	path := filepath.Join(settings.DataDir, demoPasswordFile)
 	password, err := demoPassword(path)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/sim"
@@ -25,11 +26,10 @@ func TestDemoOnceMatchesTruth(t *testing.T) {
 	}
 	browser := crawltest.Chromium(t)
 	dir := t.TempDir()
-	cfg, err := filepath.Abs("../../config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"ZHIZHI_DATA_DIR=" + dir, "ZHIZHI_CONFIG_DIR=" + cfg}
+	// The demo's own directory; the operator's settings point elsewhere
+	// and must not be used.
+	env := []string{"ZHIZHI_DEMO_DIR=" + dir, "ZHIZHI_DATA_DIR=" + filepath.Join(dir, "not-the-demo"),
+		"ZHIZHI_CONFIG_DIR=" + filepath.Join(dir, "not-the-demo-config")}
 	if !browser {
 		env = append(env, "ZHIZHI_CHROMIUM="+filepath.Join(dir, "no-chromium"))
 	}
@@ -46,13 +46,35 @@ func TestDemoOnceMatchesTruth(t *testing.T) {
 		t.Errorf("without Chromium the demo must say which targets it skipped:\n%s", r.stderr)
 	}
 
+	// A fresh demo is healthy: the simulated web's clock starts now and
+	// its sites have published on their cadence, so `zhizhi health` on the
+	// demo's data finds nothing 停更 and exits 0.
+	h := runZhizhi(t, []string{"ZHIZHI_DATA_DIR=" + dir}, "health")
+	if h.code != 0 || strings.Contains(h.stdout, "停更") {
+		t.Errorf("zhizhi health on a fresh demo's data: exit %d, want 0 with nothing 停更\nstdout:\n%s\nstderr:\n%s", h.code, h.stdout, h.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "not-the-demo")); !os.IsNotExist(err) {
+		t.Errorf("the demo wrote into ZHIZHI_DATA_DIR: %v", err)
+	}
+
 	ctx := context.Background()
 	st, err := store.Open(ctx, "sqlite://"+filepath.Join(dir, "zhizhi.db"), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w, err := sim.Start(ctx, sim.Options{Seed: 1})
+	kept, err := os.ReadFile(filepath.Join(dir, "sim-clock.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, err := time.Parse(time.RFC3339, strings.TrimSpace(string(kept)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(now); d < 0 || d > time.Hour {
+		t.Errorf("the demo's simulated web started its clock at %v, not at the present", now)
+	}
+	w, err := sim.Start(ctx, sim.Options{Seed: 1, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

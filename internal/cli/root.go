@@ -51,7 +51,9 @@ const envHelp = `Environment (flags override them for one run):
                        postgres://user@host:port/db selects PostgreSQL
   ZHIZHI_DATA_DIR      data directory (database, blobs); default ./data
   ZHIZHI_CONFIG_DIR    configuration directory (cms/, sites/,
-                       topic_synonyms.yaml, departments.csv); default ./config
+                       topic_synonyms.yaml, departments.csv, alerts.yaml);
+                       no default: set it, or write one with 'zhizhi init
+                       DIR'. 'zhizhi demo' uses its own (ZHIZHI_DEMO_DIR)
   ZHIZHI_RESOLVE       host=ip:port,… pins hosts to addresses, like curl
                        --resolve; only hosts listed here may reach loopback
   ZHIZHI_LISTEN        where zhizhi serve answers HTTP (default
@@ -98,7 +100,7 @@ per host.
 	pf := root.PersistentFlags()
 	pf.StringVar(&settings.DatabaseURL, "database-url", os.Getenv("ZHIZHI_DATABASE_URL"), "database URL (env ZHIZHI_DATABASE_URL)")
 	pf.StringVar(&settings.DataDir, "data-dir", envOr("ZHIZHI_DATA_DIR", "./data"), "data directory (env ZHIZHI_DATA_DIR)")
-	pf.StringVar(&settings.ConfigDir, "config-dir", envOr("ZHIZHI_CONFIG_DIR", "./config"), "configuration directory (env ZHIZHI_CONFIG_DIR)")
+	pf.StringVar(&settings.ConfigDir, "config-dir", os.Getenv("ZHIZHI_CONFIG_DIR"), "configuration directory; no default (env ZHIZHI_CONFIG_DIR; 'zhizhi init DIR' writes one)")
 	pf.StringVar(&settings.Resolve, "resolve", os.Getenv("ZHIZHI_RESOLVE"), "host=ip:port,… resolve map (env ZHIZHI_RESOLVE)")
 	pf.StringVar(&settings.ContactURL, "contact-url", envOr("ZHIZHI_CONTACT_URL", "https://zhizhi.example/contact"), "contact URL for the User-Agent (env ZHIZHI_CONTACT_URL)")
 	pf.StringVar(&settings.Chromium, "chromium", envOr("ZHIZHI_CHROMIUM", "/usr/bin/chromium"), "chromium binary (env ZHIZHI_CHROMIUM)")

@@ -155,6 +155,9 @@ func validHeaderName(s string) bool {
 }
 
 func runServe(cmd *cobra.Command, o serveOptions) error {
+	if err := needConfigDir(settings.ConfigDir); err != nil {
+		return err
+	}
 	errw := cmd.ErrOrStderr()
 	// A service's log is what its operator reads: one line per finished
 	// job (info), unless a level was asked for.

@@ -166,11 +166,7 @@ func TestServeConsoleAndAPI(t *testing.T) {
 // keeps the same password; SIGTERM stops it with exit 0.
 func TestDemoServeKeepsItsAccount(t *testing.T) {
 	dir := t.TempDir()
-	cfg, err := filepath.Abs(bundledConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := []string{"ZHIZHI_DATA_DIR=" + dir, "ZHIZHI_CONFIG_DIR=" + cfg, "ZHIZHI_LISTEN=127.0.0.1:0",
+	env := []string{"ZHIZHI_DEMO_DIR=" + dir, "ZHIZHI_LISTEN=127.0.0.1:0",
 		"ZHIZHI_CHROMIUM=" + filepath.Join(dir, "no-chromium"), "TMPDIR=" + dir}
 	var passwords []string
 	for run := range 2 {

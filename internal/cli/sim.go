@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +21,7 @@ func newSimCmd() *cobra.Command {
 	var seed int64
 	var scale, counties int
 	var addr, writeConfig string
+	var fixedClock bool
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Run the simulated government web until Ctrl-C",
@@ -39,8 +42,8 @@ index_1.html lists, and "下一页" links with a column robots.txt forbids); eac
 has its own departments and columns, and the same --seed gives the same
 counties. --write-config DIR writes their configuration to DIR (a new or empty
 directory): sites/, departments.csv, and cms/gkmlpt.yaml and
-topic_synonyms.yaml copied from the configuration directory (--config-dir,
-default ./config), which must be the bundled one. DIR holds the generated
+topic_synonyms.yaml copied from the simulated web's own configuration (built
+into the binary). DIR holds the generated
 counties only, not the hand-written sites: crawl it with its own data
 directory, e.g.
 
@@ -50,7 +53,11 @@ directory, e.g.
   zhizhi config sync
   zhizhi crawl --all
 
-(with the export ZHIZHI_RESOLVE=… line it prints in the crawler's shell).`,
+(with the export ZHIZHI_RESOLVE=… line it prints in the crawler's shell).
+
+The sim clock starts at the present moment, so the sites look as fresh as
+they are meant to; --fixed-clock starts it at the fixed moment the tests use
+(` + "2026-11-01 09:00 +0800" + `) instead.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if counties < 0 || counties > sim.MaxCounties {
@@ -64,14 +71,27 @@ directory, e.g.
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			w, err := sim.Start(ctx, sim.Options{Seed: seed, Addr: addr, Scale: scale, Counties: counties})
+			now := time.Now()
+			if fixedClock {
+				now = sim.DefaultNow
+			}
+			w, err := sim.Start(ctx, sim.Options{Seed: seed, Addr: addr, Scale: scale, Counties: counties, Now: now})
 			if err != nil {
 				return fmt.Errorf("start sim: %w", err)
 			}
 			defer w.Close()
 			out := cmd.OutOrStdout()
 			if writeConfig != "" {
-				if err := w.WriteCountyConfig(writeConfig, settings.ConfigDir); err != nil {
+				bundled, err := os.MkdirTemp("", "zhizhi-sim-config-")
+				if err != nil {
+					return exitCode(1, "sim: "+err.Error())
+				}
+				defer os.RemoveAll(bundled)
+				bundled = filepath.Join(bundled, "config")
+				if err := writeDemoConfig(bundled); err != nil {
+					return exitCode(1, "sim: "+err.Error())
+				}
+				if err := w.WriteCountyConfig(writeConfig, bundled); err != nil {
 					return exitCode(2, "sim: "+err.Error())
 				}
 				fmt.Fprintf(out, "== 已写入 %d 个生成县区站点的配置 (config written): %s\n\n", counties, writeConfig)
@@ -94,6 +114,7 @@ directory, e.g.
 	cmd.Flags().IntVar(&scale, "scale", 1, "articles-per-column multiplier (1 = demo size)")
 	cmd.Flags().IntVar(&counties, "counties", 0, "add this many generated county sites (1 to 200)")
 	cmd.Flags().StringVar(&writeConfig, "write-config", "", "write the generated counties' configuration directory here (with --counties)")
+	cmd.Flags().BoolVar(&fixedClock, "fixed-clock", false, "start the sim clock at 2026-11-01 09:00 +0800 instead of now")
 	cmd.Flags().StringVar(&addr, "listen", envOr("ZHIZHI_LISTEN", "127.0.0.1:0"), "listen address; port 0 = free ports (env ZHIZHI_LISTEN)")
 	return cmd
 }

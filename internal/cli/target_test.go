@@ -23,7 +23,7 @@ import (
 
 // bundledConfig is the example configuration shipped in the repository,
 // which `make demo` lints, syncs and lists.
-const bundledConfig = "../../config"
+const bundledConfig = "../../demo/config"
 
 func buildBinary(t *testing.T) string {
 	t.Helper()

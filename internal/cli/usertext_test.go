@@ -78,11 +78,11 @@ func codeOf(md string) []string {
 	return out
 }
 
-// yamlTexts returns every YAML file under config/, comments included.
+// yamlTexts returns every YAML file under demo/config/, comments included.
 func yamlTexts(t *testing.T) []userText {
 	t.Helper()
 	var out []userText
-	err := filepath.WalkDir(filepath.Join(repoRoot, "config"), func(p string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(repoRoot, "demo", "config"), func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || (!strings.HasSuffix(p, ".yaml") && !strings.HasSuffix(p, ".yml")) {
 			return err
 		}
@@ -92,7 +92,7 @@ func yamlTexts(t *testing.T) []userText {
 		return err
 	})
 	if err != nil || len(out) == 0 {
-		t.Fatalf("no config/**/*.yaml: %v", err)
+		t.Fatalf("no demo/config/**/*.yaml: %v", err)
 	}
 	return out
 }

@@ -209,7 +209,7 @@ func TestClosest(t *testing.T) {
 // TestBundledConfigLintsClean keeps the example config shipped in the
 // repository (config/) free of lint errors and warnings.
 func TestBundledConfigLintsClean(t *testing.T) {
-	dir := filepath.Join("..", "..", "config")
+	dir := filepath.Join("..", "..", "demo", "config")
 	if _, err := os.Stat(filepath.Join(dir, SitesDir)); err != nil {
 		t.Skipf("no bundled config: %v", err)
 	}

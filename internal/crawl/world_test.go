@@ -12,7 +12,7 @@ import (
 	"zhizhi/internal/store"
 )
 
-const configDir = "../../config"
+const configDir = "../../demo/config"
 
 // world is the simulated web, a store synced with the bundled config and a
 // polite client that treats the simulation's hosts as owned (fast); the

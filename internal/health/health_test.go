@@ -26,7 +26,7 @@ const (
 func crawledWorld(t *testing.T, st *store.Store) *crawltest.World {
 	t.Helper()
 	ctx := context.Background()
-	w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+	w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../demo/config", Sim: sim.Options{Seed: 1}})
 	if err := w.Sim.SetFault(brokenHost, sim.Fault{Kind: sim.Fault503}); err != nil {
 		t.Fatal(err)
 	}

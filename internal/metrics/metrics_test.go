@@ -23,7 +23,7 @@ import (
 	"zhizhi/internal/store/storetest"
 )
 
-const configDir = "../../config"
+const configDir = "../../demo/config"
 
 // scrape GETs /metrics from h over real HTTP and parses it with the
 // Prometheus text parser: the page must be well-formed as a whole.

@@ -11,7 +11,7 @@ import (
 )
 
 // bundledConfig is the repository's configuration directory.
-const bundledConfig = "../../config"
+const bundledConfig = "../../demo/config"
 
 // bundledDirectory is the bundled departments.csv as the wizard sees it.
 func bundledDirectory(t testing.TB) *Directory {

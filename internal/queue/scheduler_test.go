@@ -17,7 +17,7 @@ import (
 	"zhizhi/internal/store/storetest"
 )
 
-const bundledConfig = "../../config"
+const bundledConfig = "../../demo/config"
 
 // fakeClock is the scheduler's clock in these tests.
 type fakeClock struct{ t time.Time }

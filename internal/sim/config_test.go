@@ -48,7 +48,7 @@ type cfgSite struct {
 
 func configDir(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../../config")
+	dir, err := filepath.Abs("../../demo/config")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,8 @@ type Options struct {
 	// ChallengeTTL is how long a clearance cookie stays valid on the sim
 	// clock; default 30 minutes.
 	ChallengeTTL time.Duration
-	// Now is the initial sim clock; default 2026-11-01T09:00+08:00.
+	// Now is the initial sim clock; default DefaultNow, a fixed moment, so
+	// tests are deterministic. The demo and `zhizhi sim` give the present.
 	Now time.Time
 	// Counties adds that many generated county sites (0 to MaxCounties) to
 	// the hand-written ones, hosts c001.county.gov.test, c002.…: half run
@@ -49,7 +50,9 @@ type Options struct {
 	Clock func() time.Time
 }
 
-// DefaultNow is the sim clock's default start.
+// DefaultNow is the sim clock's default start. It is also the latest
+// anchor of the pinned sample articles (see buildSite), so a world started
+// later still has them at the URLs the bundled configuration names.
 var DefaultNow = time.Date(2026, 11, 1, 9, 0, 0, 0, shanghai)
 
 // World is a running simulated web.
@@ -181,12 +184,24 @@ func (w *World) buildSite(s *site) {
 				// The oldest article of every column is pinned: its ID, date
 				// and URL don't depend on the seed, so the bundled config can
 				// name it as the column's sample_article_url.
+				// A world started after DefaultNow keeps them where they were
+				// at DefaultNow (their URLs carry the date on some sites).
 				leaves++
-				pinned := dayOf(w.now.AddDate(0, 0, -720)).Add(9*time.Hour + time.Duration(leaves)*time.Minute)
+				anchor := w.now
+				if anchor.After(DefaultNow) {
+					anchor = DefaultNow
+				}
+				pinned := dayOf(anchor.AddDate(0, 0, -720)).Add(9*time.Hour + time.Duration(leaves)*time.Minute)
 				dues = append(dues, due{c, pinned, s.idBase + leaves})
-				for range c.Count*w.opts.Scale - 1 {
+				for k := range c.Count*w.opts.Scale - 1 {
 					days := 1 + r.IntN(700)
-					t := dayOf(w.now.AddDate(0, 0, -days)).Add(time.Duration(8*60+r.IntN(10*60)) * time.Minute)
+					minute := 8*60 + r.IntN(10*60)
+					t := dayOf(w.now.AddDate(0, 0, -days)).Add(time.Duration(minute) * time.Minute)
+					if k == 0 && c.Cadence > 0 {
+						// A column that publishes on a cadence has done so lately:
+						// its newest article is less than one cadence old.
+						t = w.now.Add(-time.Duration(1+(days*1440+minute)%int(c.Cadence/time.Minute-1)) * time.Minute)
+					}
 					dues = append(dues, due{c, t, 0})
 				}
 			}

@@ -29,7 +29,7 @@ const (
 func TestDryRunGate(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../demo/config", Sim: sim.Options{Seed: 1}})
 		svc := &target.Service{Store: st, Validate: w.Crawler(nil).Validate}
 		in := target.Input{SiteCode: "lianzhou", TargetCode: "lianzhou_tzgg_copy", TargetName: "连州市人民政府网｜通知公告（副本）",
 			EntryURL: lianzhouList, DeptBinding: model.BindingMapped, LocalDeptID: ptr(int64(2403)),

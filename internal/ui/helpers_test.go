@@ -178,7 +178,7 @@ func newWorld(t *testing.T, st *store.Store) *world {
 // (shown in the YAML).
 func copyConfig(t *testing.T) string {
 	t.Helper()
-	src, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	src, err := filepath.Abs(filepath.Join("..", "..", "demo", "config"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ type wizardWorld struct {
 func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
 	t.Helper()
 	w := newWorld(t, st)
-	bundled, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	bundled, err := filepath.Abs(filepath.Join("..", "..", "demo", "config"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ const (
 func simWorld(t *testing.T, st *store.Store) *world {
 	t.Helper()
 	ctx := context.Background()
-	cfg, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	cfg, err := filepath.Abs(filepath.Join("..", "..", "demo", "config"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -280,7 +280,7 @@ type SiteCount struct{ Stored, Expected int }
 func expectedDepts(t testing.TB) map[string]*int64 {
 	t.Helper()
 	_, here, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "config")
+	dir := filepath.Join(filepath.Dir(here), "..", "..", "..", "demo", "config")
 	b, problems := config.Load(dir)
 	if config.HasErrors(problems) {
 		t.Fatalf("bundled config %s: %v", dir, config.Errors(problems))
