@@ -70,6 +70,8 @@ type BrowserProxyOptions struct {
 	// fails the request (502). A CONNECT tunnel carries TLS the proxy
 	// cannot read: its requests are paced at the gate.
 	Pace func(ctx context.Context, host string) (sent func(), err error)
+
+	stall func(*http.Request) // Client.stallBrowser
 }
 
 // BrowserProxy is the local forward proxy that carries every connection
@@ -265,6 +267,9 @@ func (p *BrowserProxy) forward(w http.ResponseWriter, r *http.Request) {
 		// travels inside a tunnel the proxy cannot read.)
 		http.NotFound(w, r)
 		return
+	}
+	if p.opts.stall != nil {
+		p.opts.stall(r)
 	}
 	if err := p.admit(r.URL.Hostname()); err != nil {
 		p.refuse(w, target, err)

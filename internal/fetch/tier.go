@@ -105,7 +105,7 @@ func (t *browserTier) get(c *Client) (Renderer, error) {
 	// Chromium resolves nothing itself: every connection it makes goes
 	// through this proxy, which dials only through the guard.
 	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit, Relay: t.relays.open,
-		Pace: c.limiter.TakeSent})
+		Pace: c.limiter.TakeSent, stall: c.stallBrowser})
 	if err != nil {
 		cancel()
 		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
