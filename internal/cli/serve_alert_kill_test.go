@@ -18,6 +18,7 @@ import (
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
+	"zhizhi/internal/store/storetest"
 )
 
 // TestServeAlertKilledAfterDelivery: `zhizhi serve` is killed with SIGKILL
@@ -25,10 +26,23 @@ import (
 // it did. The serve started next takes the delivery back and sends it
 // again — a Feishu or WeCom group cannot tell a repeat from a new alert, so
 // the repeat must say it is one. The group hears of the alert, and never
-// twice without being told.
+// twice without being told. On SQLite the next serve takes the job back
+// as it starts; on PostgreSQL River's rescuer does, after the job budget
+// (20 s here) and its grace.
 func TestServeAlertKilledAfterDelivery(t *testing.T) {
+	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
+		t.Run(dialect, func(t *testing.T) { testServeAlertKilledAfterDelivery(t, dialect) })
+	}
+}
+
+func testServeAlertKilledAfterDelivery(t *testing.T, dialect string) {
 	dir := t.TempDir()
 	dbURL := "sqlite://" + filepath.Join(dir, "zhizhi.db")
+	var args []string
+	if dialect == store.DialectPostgres {
+		dbURL = storetest.PostgresURL(t)
+		args = []string{"--job-budget", "20s"}
+	}
 	st, err := store.Open(context.Background(), dbURL, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +100,7 @@ func TestServeAlertKilledAfterDelivery(t *testing.T) {
 	env := []string{"ZHIZHI_DATABASE_URL=" + dbURL, "ZHIZHI_CONFIG_DIR=" + cfg, "ZHIZHI_DATA_DIR=" + dir,
 		"TMPDIR=" + tmp, "ZHIZHI_LOG_LEVEL=info", "ZHIZHI_CHROMIUM=" + filepath.Join(dir, "no-chromium")}
 
-	first := spawnServe(t, env)
+	first := spawnServe(t, env, args...)
 	select {
 	case <-received:
 	case err := <-first.done:
@@ -98,7 +112,7 @@ func TestServeAlertKilledAfterDelivery(t *testing.T) {
 	first.kill()
 	close(release)
 
-	second := spawnServe(t, env)
+	second := spawnServe(t, env, args...)
 	defer func() {
 		if code := second.stop(t); code != 0 {
 			t.Errorf("serve exited %d after SIGTERM:\n%s", code, second.output())
