@@ -64,6 +64,24 @@ type Notification struct {
 	At      time.Time `json:"at"`
 	Title   string    `json:"title"` // one line, Chinese
 	Lines   []string  `json:"lines"` // the body, Chinese
+	// Redelivery marks a message sent again because an earlier attempt
+	// may have reached the group (its process died before it recorded the
+	// answer); its title says so.
+	Redelivery bool `json:"redelivery,omitempty"`
+}
+
+// RedeliveryNote ends the title of a message sent again after an attempt
+// that may have arrived: a Feishu or WeCom group cannot tell a repeat
+// from a new alert, so the message says it.
+const RedeliveryNote = "（重发：上次发送可能已送达）"
+
+// AsRedelivery is n marked as sent again.
+func (n Notification) AsRedelivery() Notification {
+	if !n.Redelivery {
+		n.Redelivery = true
+		n.Title += RedeliveryNote
+	}
+	return n
 }
 
 // Alerter evaluates the alert rules against one database and delivers the
@@ -432,7 +450,7 @@ func (a *Alerter) Send(ctx context.Context, n Notification) error {
 			return deliver(ctx, a.client(), now(), w, n)
 		}
 	}
-	return &DeliveryError{Webhook: n.Webhook, Err: errors.New("no such webhook in the alerts configuration (removed since the alert was raised?)")}
+	return &DeliveryError{Webhook: n.Webhook, NotSent: true, Err: errors.New("no such webhook in the alerts configuration (removed since the alert was raised?)")}
 }
 
 func (a *Alerter) client() *http.Client {

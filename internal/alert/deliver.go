@@ -33,6 +33,10 @@ type DeliveryError struct {
 	Status  int // HTTP status; 0 when no answer came
 	Code    int // Feishu's code or WeCom's errcode when the answer had one
 	Retry   bool
+	// NotSent says the message certainly did not reach the group: it was
+	// never posted, or the webhook answered with a refusal. Otherwise
+	// (no answer, an answer that cannot be read) it may have arrived.
+	NotSent bool
 	Err     error
 }
 
@@ -69,13 +73,18 @@ func deliver(ctx context.Context, client *http.Client, now time.Time, w config.W
 	fail := func(status, code int, retry bool, format string, args ...any) error {
 		return &DeliveryError{Webhook: w.Name, Status: status, Code: code, Retry: retry, Err: fmt.Errorf(format, args...)}
 	}
+	refused := func(status, code int, retry bool, format string, args ...any) error {
+		err := fail(status, code, retry, format, args...)
+		err.(*DeliveryError).NotSent = true
+		return err
+	}
 	body, err := Payload(w, n, now)
 	if err != nil {
-		return fail(0, 0, false, "%w", err)
+		return refused(0, 0, false, "%w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.URL, bytes.NewReader(body))
 	if err != nil {
-		return fail(0, 0, false, "bad webhook address")
+		return refused(0, 0, false, "bad webhook address")
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	if w.Kind == config.WebhookJSON && w.Secret != "" {
@@ -112,7 +121,7 @@ func deliver(ctx context.Context, client *http.Client, now time.Time, w config.W
 			code = *a.StatusCode
 		}
 		if !ok || code != 0 {
-			return fail(resp.StatusCode, code, statusRetry || feishuRateLimited[code],
+			return refused(resp.StatusCode, code, statusRetry || feishuRateLimited[code],
 				"feishu answered HTTP %d, code %d: %s", resp.StatusCode, code, snippet(a.Msg, answer))
 		}
 		if !parsed || (a.Code == nil && a.StatusCode == nil) {
@@ -129,7 +138,7 @@ func deliver(ctx context.Context, client *http.Client, now time.Time, w config.W
 			code = *a.ErrCode
 		}
 		if !ok || code != 0 {
-			return fail(resp.StatusCode, code, statusRetry || wecomRetryable[code],
+			return refused(resp.StatusCode, code, statusRetry || wecomRetryable[code],
 				"wecom answered HTTP %d, errcode %d: %s", resp.StatusCode, code, snippet(a.ErrMsg, answer))
 		}
 		if !parsed {
@@ -137,7 +146,7 @@ func deliver(ctx context.Context, client *http.Client, now time.Time, w config.W
 		}
 	default:
 		if !ok {
-			return fail(resp.StatusCode, 0, statusRetry, "answered HTTP %d: %s", resp.StatusCode, snippet("", answer))
+			return refused(resp.StatusCode, 0, statusRetry, "answered HTTP %d: %s", resp.StatusCode, snippet("", answer))
 		}
 	}
 	return nil

@@ -58,6 +58,20 @@ type BrowserProxyOptions struct {
 	// includes the headers. (A CONNECT tunnel carries TLS the proxy cannot
 	// read, and is not told of.)
 	Relay func(method, rawURL string) *atomic.Int64
+	// Pace, when set, is called for every plain-HTTP request just before
+	// the proxy sends it upstream, with the target host (lower case, no
+	// port), and the request waits until it returns: this is where a
+	// browser request spends its host's token, at the moment it reaches
+	// the site. Spent earlier (when Chromium's gate let it through), the
+	// request could still queue inside Chromium — on a busy machine for
+	// seconds — and reach the site closer to the next one than the
+	// bucket allows. The proxy calls sent when the answer begins (or the
+	// request failed): the site has seen the request by then. An error
+	// fails the request (502). A CONNECT tunnel carries TLS the proxy
+	// cannot read: its requests are paced at the gate.
+	Pace func(ctx context.Context, host string) (sent func(), err error)
+
+	stall func(*http.Request) // Client.stallBrowser
 }
 
 // BrowserProxy is the local forward proxy that carries every connection
@@ -254,6 +268,9 @@ func (p *BrowserProxy) forward(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if p.opts.stall != nil {
+		p.opts.stall(r)
+	}
 	if err := p.admit(r.URL.Hostname()); err != nil {
 		p.refuse(w, target, err)
 		return
@@ -269,11 +286,20 @@ func (p *BrowserProxy) forward(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength == 0 {
 		out.Body = nil
 	}
+	sent := func() {}
+	if p.opts.Pace != nil {
+		var err error
+		if sent, err = p.opts.Pace(r.Context(), normalizeHostName(r.URL.Hostname())); err != nil {
+			p.badGateway(w, target, fmt.Errorf("pace %s: %w", r.URL.Redacted(), err))
+			return
+		}
+	}
 	var counted *atomic.Int64
 	if p.opts.Relay != nil {
 		counted = p.opts.Relay(r.Method, target)
 	}
 	resp, err := p.tr.RoundTrip(out)
+	sent()
 	if err != nil {
 		p.answer(w, target, fmt.Errorf("proxy %s: %w", r.URL.Redacted(), err))
 		return

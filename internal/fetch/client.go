@@ -93,6 +93,11 @@ type Client struct {
 	harvests  map[string]int         // cookie harvests per host, to spot a fresh one
 
 	browser *browserTier
+	// stallBrowser, set by tests before the browser starts, is called for
+	// every plain-HTTP request the browser proxy relays before anything
+	// else: a browser starved of CPU holding a request it was allowed to
+	// send.
+	stallBrowser func(*http.Request)
 }
 
 // NewClient returns a Client; Close releases it (and the browser).

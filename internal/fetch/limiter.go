@@ -177,6 +177,20 @@ func (l *Limiter) Take(ctx context.Context, host string) error {
 	return err
 }
 
+// TakeSent is Take for a request whose arrival at the site is known only
+// once its answer begins (the browser proxy's): sent, called then, dates
+// the token from that moment (countFromEnd), so a request delayed between
+// its token and the wire cannot bring the next one closer to it than the
+// bucket allows. The host's one request in flight must be held across
+// both, as internal/browser holds it for the browser's requests.
+func (l *Limiter) TakeSent(ctx context.Context, host string) (sent func(), err error) {
+	since := l.clock.Now()
+	if err := l.Take(ctx, host); err != nil {
+		return nil, err
+	}
+	return func() { l.countFromEnd(ctx, host, since) }, nil
+}
+
 // acquire claims, in order: this process's slot at host (slot), the
 // cross-process lock of host (slot, when shared), a token (token, after
 // continuing the shared bucket) and an overall slot (slot). Claiming the

@@ -104,7 +104,8 @@ func (t *browserTier) get(c *Client) (Renderer, error) {
 	}
 	// Chromium resolves nothing itself: every connection it makes goes
 	// through this proxy, which dials only through the guard.
-	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit, Relay: t.relays.open})
+	proxy, err := StartBrowserProxy(ctx, c.guard, BrowserProxyOptions{Logger: c.log, Admit: t.live.admit, Relay: t.relays.open,
+		Pace: c.limiter.TakeSent, stall: c.stallBrowser})
 	if err != nil {
 		cancel()
 		t.err = fmt.Errorf("%w: start browser: %w", ErrNoBrowser, err)
@@ -196,8 +197,8 @@ func (l *relayLog) forget(hosts []string) {
 // (and the hosts its redirect chain reached on the same site), each of
 // them held (Limiter.Hold) for the whole visit; every request passes the
 // same guard, robots.txt and breaker as a direct request and spends a
-// token of its host's bucket, and internal/browser keeps one request in
-// flight per host. The browser proxy judges every connection again at
+// token of its host's bucket when it is sent (in the proxy, or here for
+// https), and internal/browser keeps one request in flight per host. The browser proxy judges every connection again at
 // dial time.
 func (c *Client) allow(ctx context.Context, u *url.URL) error {
 	if err := c.guard.CheckURL(u); err != nil {
@@ -245,7 +246,15 @@ func (c *Client) allow(ctx context.Context, u *url.URL) error {
 			return err
 		}
 	}
-	return c.limiter.Take(ctx, host)
+	if u.Scheme == "https" {
+		// Inside a TLS tunnel the proxy cannot see the request go: it
+		// spends its token here.
+		return c.limiter.Take(ctx, host)
+	}
+	// A plain-HTTP request spends its token in the browser proxy, the
+	// moment it is sent to the site (BrowserProxyOptions.Pace), under
+	// the host's one request in flight that internal/browser holds.
+	return nil
 }
 
 // viaBrowser loads u in the browser, waiting for a cookie challenge to

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -409,6 +410,15 @@ func TestAlertDeliveredThroughRiver(t *testing.T) {
 		if tries, _ := hooks.state(); tries["/a"] != 3 || tries["/b"] != 3 {
 			t.Errorf("webhook requests %v, want 3 each (500, 500, then accepted)", tries)
 		}
+		// The two refusals prove the message had not arrived: the one
+		// accepted is no re-delivery.
+		hooks.mu.Lock()
+		for _, n := range hooks.accepted {
+			if n.Redelivery || strings.Contains(n.Title, "重发") {
+				t.Errorf("message to %s marked as a re-delivery after refusals only: %q", n.Webhook, n.Title)
+			}
+		}
+		hooks.mu.Unlock()
 		for _, j := range jobsOfKind(t, q, KindNotify) {
 			if j.State != rivertype.JobStateCompleted || j.Attempt != 3 {
 				t.Errorf("delivery job %d: %s after %d attempts, want completed after 3", j.ID, j.State, j.Attempt)

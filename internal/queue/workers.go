@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -334,12 +335,53 @@ type notifyWorker struct {
 	q *Queue
 }
 
+// Work sends the message once, or again marked as a re-delivery.
+//
+// A chat group cannot tell a message from its repeat, and no process can
+// record "sent" in the same instant the group receives it: a kill between
+// the two leaves an attempt whose message may have arrived. Each attempt
+// that failed in a way that proves the message did not arrive (a refusal,
+// or never posted) records its error with notSentMark; any other earlier
+// attempt — one River took back from a dead worker, one that got no answer
+// — may have reached the group, so the message goes out again marked as a
+// re-delivery. A message is thus never lost, and never repeated unmarked.
 func (w *notifyWorker) Work(ctx context.Context, job *river.Job[NotifyArgs]) error {
-	err := w.q.opts.Alerter.Send(ctx, job.Args.Notification)
+	n := job.Args.Notification
+	if mayHaveArrived(job.JobRow) {
+		n = n.AsRedelivery()
+	}
+	err := w.q.opts.Alerter.Send(ctx, n)
+	var de *alert.DeliveryError
+	if errors.As(err, &de) && de.NotSent {
+		err = fmt.Errorf("%s%w", notSentMark, err)
+	}
 	if err != nil && !alert.Retryable(err) {
 		return river.JobCancel(err)
 	}
 	return err
+}
+
+// notSentMark begins the recorded error of a delivery attempt that
+// certainly did not reach the group.
+const notSentMark = "not sent: "
+
+// mayHaveArrived reports whether an earlier attempt of the delivery job may
+// have reached the group: one that began and whose error does not prove
+// otherwise (a dead worker's attempt has its rescuer's error, or none yet).
+func mayHaveArrived(row *rivertype.JobRow) bool {
+	if row.Attempt <= 1 {
+		return false
+	}
+	proven := 0
+	for _, e := range row.Errors {
+		if !strings.HasPrefix(e.Error, notSentMark) {
+			return true
+		}
+		proven++
+	}
+	// Fewer recorded errors than earlier attempts: one ended without
+	// a word.
+	return proven < row.Attempt-1
 }
 
 func (w *notifyWorker) Timeout(*river.Job[NotifyArgs]) time.Duration { return time.Minute }
