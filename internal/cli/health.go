@@ -91,6 +91,9 @@ func writeHealth(w io.Writer, rep health.Report) error {
 			if s.LastArticleTime != nil {
 				last = wallText(*s.LastArticleTime, "2006-01-02 15:04")
 			}
+			if s.NeverCollected {
+				last = fmt.Sprintf("— 从未采集（首次计划时间后 %.0f 小时仍未采集）", health.NeverCollectedGrace.Hours())
+			}
 			t.add(s.TargetCode, s.SiteCode, s.TargetName, fmt.Sprint(s.CadenceDays), last,
 				fmt.Sprintf("%.1f", s.QuietDays), fmt.Sprint(s.LimitDays))
 		}

@@ -11,8 +11,12 @@ package health
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
+	"zhizhi/internal/config/zone"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
@@ -22,6 +26,13 @@ import (
 // article, a monthly one after three months, so slow columns do not raise
 // false alarms the way a fixed "nothing new in 24 h" would.
 const StaleFactor = 3
+
+// NeverCollectedGrace is how long after its first scheduled time an
+// enabled target that has never been crawled may go before health lists it
+// as 从未采集: long enough for a night's queue of polite crawls to reach it,
+// short enough that a target the scheduler never picks up is seen the next
+// morning.
+const NeverCollectedGrace = 6 * time.Hour
 
 // ReviewWindow is the window in which the breaker trips that flag a host
 // for review are counted (the count is shown beside the flag).
@@ -72,6 +83,11 @@ type StaleTarget struct {
 	QuietSince      time.Time  `json:"quiet_since"`
 	QuietDays       float64    `json:"quiet_days"`
 	LimitDays       int        `json:"stale_after_days"` // StaleFactor × cadence
+	// NeverCollected: the target has never been crawled; DueBy is its
+	// first scheduled time after it was added plus NeverCollectedGrace
+	// (when it was added, for a target without a schedule).
+	NeverCollected bool       `json:"never_collected"`
+	DueBy          *time.Time `json:"never_collected_due_by,omitempty"`
 }
 
 // FailingTarget is an enabled target whose last finished run failed.
@@ -122,16 +138,24 @@ func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) 
 		return rep, err
 	}
 	rep.Targets = len(targets)
+	loc := scheduleLocation()
 	for _, t := range targets {
 		since := t.CreatedAt
 		if t.LastArticleTime != nil {
 			since = *t.LastArticleTime
 		}
-		if IsStale(since, t.CadenceDays, now) {
+		never := neverCollected(t)
+		var dueBy *time.Time
+		if never {
+			d := firstDue(t, loc)
+			dueBy = &d
+		}
+		if IsStale(since, t.CadenceDays, now) || (never && now.After(*dueBy)) {
 			rep.Stale = append(rep.Stale, StaleTarget{
 				TargetCode: t.TargetCode, TargetName: t.TargetName, SiteCode: t.SiteCode, CadenceDays: t.CadenceDays,
 				LastArticleTime: t.LastArticleTime, QuietSince: since,
 				QuietDays: now.Sub(since).Hours() / 24, LimitDays: StaleFactor * t.CadenceDays,
+				NeverCollected: never, DueBy: dueBy,
 			})
 		}
 		if t.LastRun != nil && t.LastRun.Outcome == store.RunFailed {
@@ -185,6 +209,37 @@ func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) 
 	}
 	return rep, nil
 }
+
+// neverCollected: no crawl of the target ever finished with anything to
+// show — no article, no recorded crawl, and no run but failed ones.
+func neverCollected(t store.HealthTarget) bool {
+	return t.LastArticleTime == nil && t.LastCrawledAt == nil &&
+		(t.LastRun == nil || t.LastRun.Outcome == store.RunFailed)
+}
+
+// firstDue is when a never-collected target is overdue: its first
+// scheduled time after it was added, plus NeverCollectedGrace. A target
+// without a (readable) schedule is measured from when it was added: it is
+// enabled, so someone expects it to be collected.
+func firstDue(t store.HealthTarget, loc *time.Location) time.Time {
+	expr := strings.TrimSpace(t.ScheduleCron)
+	first := t.CreatedAt
+	if expr != "" {
+		if !strings.HasPrefix(expr, "CRON_TZ=") && !strings.HasPrefix(expr, "TZ=") {
+			expr = "CRON_TZ=" + loc.String() + " " + expr
+		}
+		if sched, err := cron.ParseStandard(expr); err == nil {
+			if next := sched.Next(t.CreatedAt); !next.IsZero() {
+				first = next
+			}
+		}
+	}
+	return first.Add(NeverCollectedGrace)
+}
+
+// scheduleLocation is the zone schedule_cron is read in, as the scheduler
+// reads it: ZHIZHI_TIMEZONE (Asia/Shanghai when unset).
+func scheduleLocation() *time.Location { return zone.Display() }
 
 // hostIssue fills the host_state part of an issue.
 func hostIssue(h *HostIssue, s model.HostState, now time.Time) {

@@ -2,6 +2,7 @@ package health_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -143,25 +144,58 @@ func TestHealthOfACrawledWorld(t *testing.T) {
 			}
 		}
 
-		// gd_ref_wjk was never crawled: no article, so it counts from when
-		// it was added (its cadence is 4 days in its site file).
+		// gd_ref_wjk was never crawled. It is listed as 从未采集 once its
+		// first scheduled time after it was added (a daily "M H * * *",
+		// read in Asia/Shanghai) plus a 6-hour grace has passed — not when
+		// 3 × its cadence of 4 days runs out, 12 days later.
 		wjk := targetByCode(t, st, "gd_ref_wjk")
-		if wjk.LastArticleTime != nil || wjk.ExpectedCadenceDays != 4 {
-			t.Fatalf("gd_ref_wjk: last article %v, cadence %d; want never crawled, cadence 4", wjk.LastArticleTime, wjk.ExpectedCadenceDays)
+		if wjk.LastArticleTime != nil || wjk.LastCrawledAt != nil || wjk.ExpectedCadenceDays != 4 {
+			t.Fatalf("gd_ref_wjk: last article %v, crawled %v, cadence %d; want never crawled, cadence 4", wjk.LastArticleTime, wjk.LastCrawledAt, wjk.ExpectedCadenceDays)
 		}
+		var minute, hour int
+		if n, err := fmt.Sscanf(wjk.ScheduleCron, "%d %d * * *", &minute, &hour); n != 2 || err != nil {
+			t.Fatalf("gd_ref_wjk: schedule %q, want a daily one", wjk.ScheduleCron)
+		}
+		cst := time.FixedZone("CST", 8*3600)
+		added := wjk.CreatedAt.In(cst)
+		slot := time.Date(added.Year(), added.Month(), added.Day(), hour, minute, 0, 0, cst)
+		if !slot.After(wjk.CreatedAt) {
+			slot = slot.AddDate(0, 0, 1)
+		}
+		due := slot.Add(6 * time.Hour)
 		for _, c := range []struct {
 			at    time.Time
-			stale bool
+			never bool
 		}{
-			{wjk.CreatedAt.Add(12 * day), false},
+			{wjk.CreatedAt.Add(time.Minute), false},
+			{due.Add(-time.Minute), false},
+			{due.Add(time.Minute), true},
 			{wjk.CreatedAt.Add(12*day + time.Minute), true},
 		} {
 			rep, err := health.Check(ctx, st, c.at)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := slices.Contains(staleCodes(rep), "gd_ref_wjk"); got != c.stale {
-				t.Errorf("never-crawled gd_ref_wjk %v after it was added: stale = %v, want %v", c.at.Sub(wjk.CreatedAt), got, c.stale)
+			var got *health.StaleTarget
+			for i := range rep.Stale {
+				if rep.Stale[i].TargetCode == "gd_ref_wjk" {
+					got = &rep.Stale[i]
+				}
+			}
+			if (got != nil) != c.never || (got != nil && !got.NeverCollected) {
+				t.Errorf("never-crawled gd_ref_wjk (schedule %q) %v after it was added: listed %+v, want listed as never collected = %v",
+					wjk.ScheduleCron, c.at.Sub(wjk.CreatedAt), got, c.never)
+			}
+		}
+		// A target that was crawled is never "never collected", however
+		// quiet it has been since.
+		rep, err = health.Check(ctx, st, last.Add(40*day))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range rep.Stale {
+			if tg := targetByCode(t, st, s.TargetCode); s.NeverCollected && (tg.LastCrawledAt != nil || tg.LastArticleTime != nil) {
+				t.Errorf("%s is listed as never collected, but it was crawled", s.TargetCode)
 			}
 		}
 	})
@@ -199,7 +233,7 @@ func TestIsStale(t *testing.T) {
 func TestHealthListsArticlesWaitingForARetry(t *testing.T) {
 	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../config", Sim: sim.Options{Seed: 1}})
+		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: "../../demo/config", Sim: sim.Options{Seed: 1}})
 		const host, code = "www.lianzhou.gov.test", "lianzhou_tzgg"
 		var article string
 		for _, a := range w.Sim.Truth() {

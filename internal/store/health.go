@@ -19,6 +19,7 @@ type HealthTarget struct {
 	LastArticleTime *time.Time
 	LastCrawledAt   *time.Time
 	CreatedAt       time.Time
+	ScheduleCron    string // schedule_cron, read in ZHIZHI_TIMEZONE; empty: crawled only when asked
 	// LastRun is the newest run that finished (an interrupted run says
 	// nothing about the target); nil when there is none.
 	LastRun *TargetRun
@@ -28,7 +29,7 @@ type HealthTarget struct {
 // enabled too), by target_code, with its newest finished run.
 func (s *Store) HealthTargets(ctx context.Context) ([]HealthTarget, error) {
 	rows, err := s.conn().query(ctx, `SELECT t.id, t.target_code, t.target_name, s.site_code, t.expected_cadence_days,
-			t.last_article_time, t.last_crawled_at, t.created_at,
+			t.last_article_time, t.last_crawled_at, t.created_at, t.schedule_cron,
 			r.id, r.runner, r.started_at, r.finished_at, r.outcome, r.created, r.updated, r.unchanged,
 			r.failed, r.pages, r.bytes, r.error_msg
 		FROM crawl_target t
@@ -55,7 +56,7 @@ func (s *Store) HealthTargets(ctx context.Context) ([]HealthTarget, error) {
 			started, finished                  *time.Time
 		)
 		err := rows.Scan(&h.ID, &h.TargetCode, strCol{&h.TargetName}, &h.SiteCode, &h.CadenceDays,
-			nullTimeCol{&h.LastArticleTime}, nullTimeCol{&h.LastCrawledAt}, timeCol{&h.CreatedAt},
+			nullTimeCol{&h.LastArticleTime}, nullTimeCol{&h.LastCrawledAt}, timeCol{&h.CreatedAt}, strCol{&h.ScheduleCron},
 			&runID, strCol{&run.Runner}, nullTimeCol{&started}, nullTimeCol{&finished}, &outcome,
 			&created, &updated, &unchanged, &fails, &pages, &bytes, strCol{&run.Error})
 		if err != nil {
