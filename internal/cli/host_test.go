@@ -80,6 +80,9 @@ func TestHostListShowsRobotsUnreachable(t *testing.T) {
 		return runInProcess(append([]string{"--data-dir", dir, "--database-url", dsn, "--resolve", gone + "=" + addr,
 			"--config-dir", filepath.Join(dir, "none"), "--chromium", filepath.Join(dir, "no-chromium")}, args...)...)
 	}
+	if _, err := run("migrate"); err != nil {
+		t.Fatal(err)
+	}
 	_, err = run("fetch", "http://"+gone+"/zwgk/")
 	if err == nil || !strings.Contains(err.Error(), "connection refused — robots.txt unreachable, not crawling this host (fail-closed)") ||
 		strings.Contains(err.Error(), "line") {
