@@ -262,7 +262,7 @@ func TestWizardRunToDrafts(t *testing.T) {
 			"未匹配任何 CMS 适配器", "通用页面模板", "新建一个适配器", // c002: the person decides
 			"已接入为", "qingcheng", // onboarded already
 			deadHost, "无法识别", // a site that does not answer
-			"dept_path", "栏目数", "绑定方式", "本地部门",
+			"部门路径", "栏目数", "绑定方式", "本地部门",
 		} {
 			if !strings.Contains(body, want) {
 				t.Errorf("results lack %q", want)
