@@ -151,34 +151,9 @@ func (j *job) work(ctx context.Context) error {
 	if j.parse == nil {
 		return nil
 	}
-	const batch = 200
 	done := map[int64]bool{}
-	for {
-		if j.c.draining() {
-			return ErrInterrupted
-		}
-		due, err := j.c.Store.DueFrontier(ctx, j.target.ID, j.c.now(), batch)
-		if err != nil {
-			return err
-		}
-		progressed := false
-		for i := range due {
-			e := &due[i]
-			if done[e.ID] {
-				continue
-			}
-			if j.c.draining() {
-				return ErrInterrupted
-			}
-			done[e.ID] = true
-			progressed = true
-			if err := j.processEntry(ctx, e); err != nil {
-				return err
-			}
-		}
-		if !progressed {
-			break
-		}
+	if err := j.drain(ctx, done, j.c.Store.DueFrontier); err != nil {
+		return err
 	}
 	if j.c.SkipRechecks {
 		return nil
@@ -189,9 +164,19 @@ func (j *job) work(ctx context.Context) error {
 // retry fetches the target's failed links whose retry is due, skipping the
 // links in done.
 func (j *job) retry(ctx context.Context, done map[int64]bool) error {
+	return j.drain(ctx, done, j.c.Store.DueRetries)
+}
+
+// drain fetches, a batch at a time, the links next says are due, skipping
+// (and adding to) done, until a batch brings nothing new.
+func (j *job) drain(ctx context.Context, done map[int64]bool,
+	next func(ctx context.Context, targetID int64, now time.Time, limit int) ([]store.FrontierEntry, error)) error {
 	const batch = 200
 	for {
-		due, err := j.c.Store.DueRetries(ctx, j.target.ID, j.c.now(), batch)
+		if j.c.draining() {
+			return ErrInterrupted
+		}
+		due, err := next(ctx, j.target.ID, j.c.now(), batch)
 		if err != nil {
 			return err
 		}
