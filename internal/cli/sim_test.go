@@ -35,7 +35,7 @@ func TestSimCommand(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 
-	p := startSim(ctx, t, bin, nil, "sim", "--seed", "1")
+	p := startSim(ctx, t, bin, nil, "sim", "--seed", "1", "--fixed-clock")
 	resolve, control := p.resolve, p.control
 
 	cu, err := url.Parse(control)
