@@ -52,7 +52,12 @@ func Start(t *testing.T, o Options) context.Context {
 		chromedp.WindowSize(1280, 800), chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("lang", "zh-CN"))
+		chromedp.Flag("lang", "zh-CN"),
+		// A wheel scrolls at once: with the smooth-scroll animation a click
+		// aimed at a link while the page still moves (a slow, loaded
+		// machine) lands beside it and the test waits for a page that
+		// never comes.
+		chromedp.Flag("disable-smooth-scrolling", true))
 	if o.UserAgent != "" {
 		opts = append(opts, chromedp.UserAgent(o.UserAgent))
 	}

@@ -31,7 +31,7 @@ cms/gkmlpt.yaml (the gkmlpt CMS adapter), topic_synonyms.yaml, departments.csv
 
   export ZHIZHI_CONFIG_DIR=DIR
 
-zhizhi has no default configuration directory: commands that need one refuse
+There is no default configuration directory: commands that need one refuse
 until ZHIZHI_CONFIG_DIR (or --config-dir) names it. The simulated web's
 configuration is not a starting point: 'zhizhi demo' keeps its own.
 

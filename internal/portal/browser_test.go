@@ -56,8 +56,16 @@ func (b *browser) shoot(name string) {
 
 func (b *browser) do(what string, steps ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.tab, steps...); err != nil {
-		b.t.Fatalf("%s: %v", what, err)
+	// A step has a minute (a safety net, not a measure), so that when one
+	// hangs the tab can still say where it is and show it.
+	ctx, cancel := context.WithTimeout(b.tab, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		loc, lerr := chromedp.Run(b.tab, chromedp.Location())
+		if lerr == nil {
+			b.shoot("failed-step")
+		}
+		b.t.Fatalf("%s: %v (the tab is at %q, %v; see failed-step.png)", what, err, loc, lerr)
 	}
 }
 
@@ -85,6 +93,29 @@ func (b *browser) read() {
 	}
 	steps = append(steps, chromedp.KeyEvent("\ue015")) // arrow down
 	b.do("read the page", steps...)
+	b.settle()
+}
+
+// settle waits until the page has stopped scrolling, so that the next
+// click is aimed where the link is.
+func (b *browser) settle() {
+	b.t.Helper()
+	deadline := time.Now().Add(30 * time.Second) // a safety net, not a measure
+	last := -1.0
+	for {
+		y, err := chromedp.Run(b.tab, chromedp.Evaluate[float64](`new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(window.scrollY))))`,
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			b.t.Fatalf("read the scroll position: %v", err)
+		}
+		if y == last {
+			return
+		}
+		if time.Now().After(deadline) {
+			b.t.Fatalf("the page is still scrolling after 30 s (at %v)", y)
+		}
+		last = y
+	}
 }
 
 // styled says the page has its style sheet and its logo loaded.
