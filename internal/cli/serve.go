@@ -283,6 +283,7 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
 		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter, Cards: cards,
+		Onboard: onboardWizard(client, live),
 		Seal: func(ctx context.Context) error {
 			sealed, err := sealer.SealDue(ctx)
 			for _, day := range sealed {
@@ -433,14 +434,21 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: sessions, Jobs: d.q, ConfigDir: settings.ConfigDir, Log: slog.Default(),
 		Targets: targets, Cards: review.Grade, Location: d.loc,
-		Onboard: func(ctx context.Context) (*onboard.Wizard, error) {
-			return &onboard.Wizard{Fetch: d.client, Bundle: d.live.Current(ctx)}, nil
-		}})
+		Onboard: onboardWizard(d.client, d.live)})
 	if err != nil {
 		return fmt.Errorf("admin console: %w", err)
 	}
 	mux.Handle(ui.Prefix+"/", console)
 	return nil
+}
+
+// onboardWizard gives the onboarding wizard as the console checks it and
+// the queue's workers run it: the polite client the crawl workers use and
+// the configuration in force.
+func onboardWizard(client *fetch.Client, live *config.Live) func(ctx context.Context) (*onboard.Wizard, error) {
+	return func(ctx context.Context) (*onboard.Wizard, error) {
+		return &onboard.Wizard{Fetch: client, Bundle: live.Current(ctx)}, nil
+	}
 }
 
 // serveMux answers /healthz, /readyz and /metrics. configTrouble says why

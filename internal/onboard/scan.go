@@ -78,7 +78,7 @@ func (w *Wizard) Scan(ctx context.Context, ds []Detection) []Site {
 		s := out[i]
 		w.report(Event{BaseURL: s.BaseURL, Site: &s})
 	})
-	w.assignCodes(out)
+	w.AssignCodes(out)
 	return out
 }
 
@@ -181,9 +181,11 @@ func configName(html []byte, configVar string) string {
 // siteCodeRe is what lint accepts as a site_code.
 var siteCodeRe = regexp.MustCompile(`^[a-z0-9_]{2,50}$`)
 
-// assignCodes gives each site a site_code from its host (www.qingcheng.gov.cn
-// → qingcheng), unique among the sites and the configured ones.
-func (w *Wizard) assignCodes(sites []Site) {
+// AssignCodes gives each site a site_code from its host (www.qingcheng.gov.cn
+// → qingcheng), unique among the sites and the configured ones. Scan does
+// it for the sites it scanned; a batch scanned in parts is given its codes
+// again as a whole, in order, with the same result as one Scan.
+func (w *Wizard) AssignCodes(sites []Site) {
 	taken := map[string]bool{}
 	for _, s := range w.Bundle.Sites {
 		taken[s.SiteCode] = true

@@ -30,6 +30,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
+	"zhizhi/internal/onboard"
 	"zhizhi/internal/store"
 )
 
@@ -105,6 +106,10 @@ type Options struct {
 	Log *slog.Logger
 	// ID names this process in River (default: River's own).
 	ID string
+	// Onboard, when set, gives the onboarding wizard for one run (the
+	// polite fetcher, the live configuration): this process then works
+	// wizard runs, whoever started them (KindOnboard).
+	Onboard func(ctx context.Context) (*onboard.Wizard, error)
 }
 
 // Queue is zhizhi's River client with its workers and scheduler.
@@ -304,18 +309,24 @@ func (q *Queue) riverConfig() *river.Config {
 		RetryPolicy:          &retryPolicy{st: q.opts.Store, rescueAfter: rescueAfter},
 		MaxAttempts:          crawlMaxAttempts,
 	}
-	if q.opts.Fetch == nil {
-		return cfg // insert-only: no workers, no queues, no leader duties
-	}
 	workers := river.NewWorkers()
+	if q.opts.Onboard != nil {
+		river.AddWorker(workers, &onboardWorker{q: q})
+		cfg.Workers = workers
+		cfg.Queues = map[string]river.QueueConfig{QueueOnboard: {MaxWorkers: OnboardMaxRunning}}
+	}
+	if q.opts.Fetch == nil {
+		return cfg // insert-only, or wizard runs only: no crawls, no leader duties
+	}
 	river.AddWorker(workers, &crawlWorker{q: q})
 	river.AddWorker(workers, &recheckWorker{q: q})
 	river.AddWorker(workers, &tickWorker{q: q})
 	cfg.Workers = workers
-	cfg.Queues = map[string]river.QueueConfig{
-		QueueCrawl:       {MaxWorkers: q.opts.Workers},
-		QueueMaintenance: {MaxWorkers: 1},
+	if cfg.Queues == nil {
+		cfg.Queues = map[string]river.QueueConfig{}
 	}
+	cfg.Queues[QueueCrawl] = river.QueueConfig{MaxWorkers: q.opts.Workers}
+	cfg.Queues[QueueMaintenance] = river.QueueConfig{MaxWorkers: 1}
 	cfg.PeriodicJobs = []*river.PeriodicJob{
 		river.NewPeriodicJob(river.PeriodicInterval(q.opts.TickEvery),
 			func() (river.JobArgs, *river.InsertOpts) { return TickArgs{}, nil },

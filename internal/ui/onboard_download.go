@@ -14,9 +14,7 @@ func (c *console) onboardDownload(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	run.mu.Lock()
-	drafts := append([]onboard.Draft(nil), run.drafts...)
-	run.mu.Unlock()
+	drafts := run.drafts
 	if len(drafts) == 0 {
 		c.notFound(w, r, "这个向导任务还没有生成草稿：请先在扫描结果中选好每行的绑定方式并提交。")
 		return

@@ -43,11 +43,20 @@ func (c *console) renderOnboardNew(w http.ResponseWriter, r *http.Request, statu
 		}
 	}
 	p, _ := auth.FromContext(r.Context())
-	for _, run := range c.runs.of(runOwner(p), c.now()) {
-		run.mu.Lock()
-		d.Runs = append(d.Runs, runSummary{ID: run.ID, Started: run.Started, Sites: len(run.Lines), State: run.state,
-			Drafts: len(run.drafts)})
-		run.mu.Unlock()
+	if owner := runOwner(p); owner != "" {
+		runs, err := c.store.OnboardRunsOf(r.Context(), owner, c.now().Add(-runTTL))
+		if err != nil {
+			c.serverError(w, r, err)
+			return
+		}
+		for _, run := range runs {
+			state := runState(run.State)
+			if state == runRunning && c.now().Sub(run.Started) >= staleAfter {
+				state = runFailed // as its page will say
+			}
+			d.Runs = append(d.Runs, runSummary{ID: run.ID, Started: run.Started, Sites: run.LineCount, State: state,
+				Drafts: run.DraftCount})
+		}
 	}
 	if !d.Enabled && msg == "" {
 		msg = "批量接入向导未启用：需要由 zhizhi serve 提供抓取客户端与当前配置。"

@@ -18,9 +18,7 @@ func (c *console) onboardPreview(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	run.mu.Lock()
-	d := previewData{ID: run.ID, Drafts: append([]onboard.Draft(nil), run.drafts...)}
-	run.mu.Unlock()
+	d := previewData{ID: run.ID, Drafts: run.drafts}
 	if len(d.Drafts) == 0 {
 		http.Redirect(w, r, Prefix+"/onboard/"+run.ID, http.StatusSeeOther)
 		return

@@ -4,35 +4,37 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
-	"sync"
 	"time"
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/onboard"
+	"zhizhi/internal/queue"
+	"zhizhi/internal/store"
 )
 
 // A wizard run reads real sites at the polite pace — seconds a request, a
 // city portal's forty departments take minutes — so it works in the
-// background and the page polls. Runs live in the console's memory only:
-// the wizard writes no configuration, so a restart loses the run and
-// nothing else.
+// background, as a job of the queue (queue.KindOnboard) that any serve
+// process may work, and the page polls. The run lives in the database:
+// every console shows it, and a serve process that stops or dies hands
+// it to another. The wizard writes no configuration.
 const (
 	// runTTL is how long a run is kept after it starts.
 	runTTL = 24 * time.Hour
-	// maxRunning is how many runs may read the web at once: every run
-	// shares the one polite fetcher, and more would only queue.
-	maxRunning = 3
-	// maxRuns bounds the runs held in memory; the oldest finished go
-	// first.
+	// maxRunning is how many runs may read the web at once, all processes
+	// together: every run shares the polite fetcher's pace, and more
+	// would only queue.
+	maxRunning = queue.OnboardMaxRunning
+	// maxRuns bounds the runs kept; the oldest finished go first.
 	maxRuns = 50
-	// runTimeout stops a run that has not finished: the largest paste
-	// (200 sites) at the polite pace fits well within it.
-	runTimeout = 3 * time.Hour
+	// staleAfter: a run still running this long after it started has no
+	// process working it any more (each stops its own at the timeout).
+	staleAfter = queue.OnboardTimeout + 30*time.Minute
 )
 
 // errTooManyRuns refuses a run while maxRunning are reading the web.
@@ -41,32 +43,34 @@ var errTooManyRuns = fmt.Errorf("已有 %d 个向导任务正在运行（所有�
 type runState string
 
 const (
-	runRunning   runState = "running"
-	runDone      runState = "done"
-	runCancelled runState = "cancelled"
-	runFailed    runState = "failed"
+	runRunning   runState = store.OnboardRunning
+	runDone      runState = store.OnboardDone
+	runCancelled runState = store.OnboardCancelled
+	runFailed    runState = store.OnboardFailed
 )
 
-// wizardRun is one batch: the paste, the progress while it runs, then the
-// scanned sites with the person's choices and, once accepted, the drafts.
+// staleFailure is what a run no process finished says.
+var staleFailure = fmt.Sprintf("任务开始 %d 小时后仍未完成，处理它的服务进程可能已停止；已标记为出错，请重新开始。", int(staleAfter/time.Hour))
+
+// wizardRun is one batch as a page shows it, read from the database: the
+// paste, the progress while it runs, then the scanned sites with the
+// person's choices and, once accepted, the drafts.
 type wizardRun struct {
 	ID      string
 	owner   string
 	Adapter string // the adapter page the person came from, if any
 	Started time.Time
 	Lines   []onboard.Line
-	cancel  context.CancelFunc
 
-	mu           sync.Mutex
 	state        runState
 	finished     time.Time
 	failure      string
-	detections   []onboard.Detection // as they finish, then in paste order
+	detections   []onboard.Detection // in paste order
 	deptsTotal   int
 	deptsScanned int
 	sitesTotal   int // matched sites to scan
 	sitesScanned int
-	problems     []runProblem // as they come
+	problems     []runProblem
 	sites        []onboard.Site
 	include      []bool // per site: draft it
 	drafts       []onboard.Draft
@@ -78,64 +82,11 @@ type runProblem struct {
 	Problem string
 }
 
-// observe takes the wizard's progress reports.
-func (r *wizardRun) observe(e onboard.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	switch {
-	case e.Detection != nil:
-		d := *e.Detection
-		r.detections = append(r.detections, d)
-		if d.Problem != "" {
-			r.problems = append(r.problems, runProblem{fmt.Sprintf("第 %d 行 %s", d.Line, d.BaseURL), d.Problem})
-		}
-		if d.Matched() {
-			r.sitesTotal++
-			r.deptsTotal += len(d.DeptLinks)
-		}
-	case e.Dept != nil:
-		r.deptsScanned++
-		if e.Dept.Problem != "" {
-			r.problems = append(r.problems, runProblem{e.BaseURL + " / " + e.Dept.DeptPath, e.Dept.Problem})
-		}
-	case e.Site != nil:
-		r.sitesScanned++
-		if e.Site.Problem != "" {
-			r.problems = append(r.problems, runProblem{e.BaseURL, e.Site.Problem})
-		}
-	}
+// deptProblem is how the queue's worker keeps a dept row's trouble.
+type deptProblem struct {
+	DeptPath string `json:"dept_path"`
+	Problem  string `json:"problem"`
 }
-
-// finish records the run's outcome.
-func (r *wizardRun) finish(ds []onboard.Detection, sites []onboard.Site, state runState, failure string, now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ds != nil {
-		r.detections = ds
-	}
-	r.sites = sites
-	r.include = make([]bool, len(sites))
-	for i, s := range sites {
-		// A site onboarded already or not scanned cannot be drafted;
-		// it starts left out so the rest can go ahead.
-		r.include[i] = s.ConfiguredAs == "" && s.Problem == ""
-	}
-	r.state, r.failure, r.finished = state, failure, now
-}
-
-func (r *wizardRun) running() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.state == runRunning
-}
-
-// wizardRuns holds the console's runs by id.
-type wizardRuns struct {
-	mu   sync.Mutex
-	runs map[string]*wizardRun
-}
-
-func newWizardRuns() *wizardRuns { return &wizardRuns{runs: map[string]*wizardRun{}} }
 
 // runOwner names the person a run belongs to: the user, by id and name.
 func runOwner(p *auth.Principal) string {
@@ -145,136 +96,134 @@ func runOwner(p *auth.Principal) string {
 	return fmt.Sprintf("%d:%s", p.UserID, p.Username)
 }
 
-// start registers a new running run for owner, or refuses while
-// maxRunning are running.
-func (rs *wizardRuns) start(owner, adapter string, lines []onboard.Line, now time.Time) (*wizardRun, context.Context, error) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.expireLocked(now)
-	running := 0
-	for _, r := range rs.runs {
-		if r.running() {
-			running++
-		}
-	}
-	if running >= maxRunning {
-		return nil, nil, errTooManyRuns
-	}
-	if len(rs.runs) >= maxRuns {
-		rs.dropOldestFinishedLocked()
-	}
+// newRunID is a run's id: 128 random bits, as hex.
+func newRunID() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
-		return nil, nil, fmt.Errorf("run id: %w", err)
+		return "", fmt.Errorf("run id: %w", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	r := &wizardRun{ID: hex.EncodeToString(b), owner: owner, Adapter: adapter, Started: now, Lines: lines,
-		cancel: cancel, state: runRunning}
-	rs.runs[r.ID] = r
-	return r, ctx, nil
+	return hex.EncodeToString(b), nil
 }
 
-// remove forgets a run that never got going.
-func (rs *wizardRuns) remove(r *wizardRun) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	r.cancel()
-	delete(rs.runs, r.ID)
-}
-
-// get returns the run id of owner; another person's run, like an expired
-// one, does not exist for them.
-func (rs *wizardRuns) get(id, owner string, now time.Time) (*wizardRun, bool) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.expireLocked(now)
-	r, ok := rs.runs[id]
-	if !ok || owner == "" || r.owner != owner {
-		return nil, false
-	}
-	return r, true
-}
-
-// of lists owner's runs, newest first.
-func (rs *wizardRuns) of(owner string, now time.Time) []*wizardRun {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	rs.expireLocked(now)
-	var out []*wizardRun
-	for _, r := range rs.runs {
-		if r.owner == owner {
-			out = append(out, r)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Started.After(out[j].Started) })
-	return out
-}
-
-func (rs *wizardRuns) expireLocked(now time.Time) {
-	for id, r := range rs.runs {
-		if now.Sub(r.Started) >= runTTL {
-			r.cancel()
-			delete(rs.runs, id)
-		}
-	}
-}
-
-func (rs *wizardRuns) dropOldestFinishedLocked() {
-	var oldest *wizardRun
-	for _, r := range rs.runs {
-		if !r.running() && (oldest == nil || r.Started.Before(oldest.Started)) {
-			oldest = r
-		}
-	}
-	if oldest != nil {
-		delete(rs.runs, oldest.ID)
-	}
-}
-
-// runWizard does a run's work: detect every pasted site, scan the matched
-// ones, suggest each dept's binding. It runs on its own goroutine; a
-// panic ends the run with a message, not the server.
-func (c *console) runWizard(ctx context.Context, r *wizardRun, base *onboard.Wizard) {
-	defer r.cancel()
-	var ds []onboard.Detection
-	defer func() {
-		if p := recover(); p != nil {
-			c.log.Error("onboarding wizard run failed", "run", r.ID, "panic", p)
-			r.finish(ds, nil, runFailed, "向导运行出错，已记录日志，请重新开始或联系系统管理员。", c.now())
-		}
-	}()
-	// The run's own copy: the wizard given may be shared by other runs.
-	w := *base
-	w.Progress = r.observe
-	ds = w.Detect(ctx, r.Lines)
-	sites := w.Scan(ctx, ds)
-	// Suggestions need the departments even when the run was cancelled:
-	// what was scanned is still shown.
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	depts, err := c.store.ListDepartments(dctx)
+// loadRun reads run id for owner; another person's run, like an expired
+// one, does not exist for them. A run no process finished is marked
+// failed here, so that it never shows as running forever.
+func (c *console) loadRun(ctx context.Context, id, owner string) (*wizardRun, error) {
+	r, err := c.store.OnboardRun(ctx, id)
 	if err != nil {
-		c.log.Error("onboarding wizard: list departments", "run", r.ID, "err", err)
-		r.finish(ds, sites, runFailed, "读取本地部门失败，无法给出绑定建议，请稍后重新开始。", c.now())
-		return
+		return nil, err
 	}
-	onboard.NewDirectory(depts).SuggestAll(sites)
-	state, failure := runDone, ""
-	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		state, failure = runCancelled, fmt.Sprintf("任务超过 %d 小时未完成，已停止；下面是停止前完成的部分。", int(runTimeout/time.Hour))
-	case ctx.Err() != nil:
-		state, failure = runCancelled, "任务已取消；下面是取消前完成的部分。"
+	now := c.now()
+	if owner == "" || r.Owner != owner || now.Sub(r.Started) >= runTTL {
+		return nil, store.ErrNotFound
 	}
-	r.finish(ds, sites, state, failure, c.now())
+	if r.State == store.OnboardRunning && now.Sub(r.Started) >= staleAfter {
+		if err := c.store.FailOnboardRun(ctx, id, staleFailure, now); err != nil {
+			return nil, err
+		}
+		if r, err = c.store.OnboardRun(ctx, id); err != nil {
+			return nil, err
+		}
+	}
+	run := &wizardRun{ID: r.ID, owner: r.Owner, Adapter: r.Adapter, Started: r.Started, state: runState(r.State),
+		failure: r.Failure}
+	if r.Finished != nil {
+		run.finished = *r.Finished
+	}
+	if err := unmarshalRun(r, run); err != nil {
+		return nil, fmt.Errorf("onboarding run %s: %w", id, err)
+	}
+	lines, err := c.store.OnboardLines(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range lines {
+		if l.Detection == nil {
+			continue
+		}
+		var d onboard.Detection
+		if err := json.Unmarshal(l.Detection, &d); err != nil {
+			return nil, fmt.Errorf("onboarding run %s line %d: %w", id, l.Line, err)
+		}
+		run.detections = append(run.detections, d)
+		if d.Problem != "" {
+			run.problems = append(run.problems, runProblem{fmt.Sprintf("第 %d 行 %s", d.Line, d.BaseURL), d.Problem})
+		}
+		if d.Matched() {
+			run.sitesTotal++
+			run.deptsTotal += len(d.DeptLinks)
+		}
+		var dps []deptProblem
+		if l.DeptProblems != nil {
+			if err := json.Unmarshal(l.DeptProblems, &dps); err != nil {
+				return nil, fmt.Errorf("onboarding run %s line %d: %w", id, l.Line, err)
+			}
+		}
+		for _, p := range dps {
+			run.problems = append(run.problems, runProblem{d.BaseURL + " / " + p.DeptPath, p.Problem})
+		}
+		if l.Site == nil {
+			run.deptsScanned += l.DeptsScanned
+			continue
+		}
+		var s onboard.Site
+		if err := json.Unmarshal(l.Site, &s); err != nil {
+			return nil, fmt.Errorf("onboarding run %s line %d: %w", id, l.Line, err)
+		}
+		run.sitesScanned++
+		run.deptsScanned += l.DeptsScanned
+		if s.Problem != "" {
+			run.problems = append(run.problems, runProblem{s.BaseURL, s.Problem})
+		}
+	}
+	return run, nil
+}
+
+// unmarshalRun reads the run's JSON documents into run.
+func unmarshalRun(r *store.OnboardRun, run *wizardRun) error {
+	for _, doc := range []struct {
+		raw json.RawMessage
+		dst any
+	}{{r.Lines, &run.Lines}, {r.Sites, &run.sites}, {r.Include, &run.include}, {r.Drafts, &run.drafts}} {
+		if doc.raw == nil {
+			continue
+		}
+		if err := json.Unmarshal(doc.raw, doc.dst); err != nil {
+			return err
+		}
+	}
+	if len(run.include) != len(run.sites) {
+		run.include = make([]bool, len(run.sites))
+	}
+	return nil
+}
+
+// saveChoices keeps run's sites, choices and drafts.
+func (c *console) saveChoices(ctx context.Context, run *wizardRun) error {
+	sites, err := json.Marshal(run.sites)
+	if err != nil {
+		return err
+	}
+	include, _ := json.Marshal(run.include)
+	var drafts json.RawMessage
+	if len(run.drafts) > 0 {
+		if drafts, err = json.Marshal(run.drafts); err != nil {
+			return err
+		}
+	}
+	return c.store.SaveOnboardChoices(ctx, run.ID, sites, include, drafts, len(run.drafts))
 }
 
 // run returns the request's run of the signed-in person, or answers 404.
 func (c *console) run(w http.ResponseWriter, req *http.Request) (*wizardRun, bool) {
 	p, _ := auth.FromContext(req.Context())
-	r, ok := c.runs.get(req.PathValue("id"), runOwner(p), c.now())
-	if !ok {
-		c.notFound(w, req, "没有这个向导任务：任务只对发起人可见，保留 24 小时；服务重启后任务也会丢失（向导不写配置，丢失的只是这次扫描），请重新开始。")
+	r, err := c.loadRun(req.Context(), req.PathValue("id"), runOwner(p))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		c.notFound(w, req, "没有这个向导任务：任务只对发起人可见，保留 24 小时，请重新开始。")
+		return nil, false
+	case err != nil:
+		c.serverError(w, req, err)
 		return nil, false
 	}
 	return r, true

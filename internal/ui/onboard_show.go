@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"zhizhi/internal/auth"
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
+	"zhizhi/internal/store"
 )
 
 // fullListMax is how many local departments each row's choice lists in
@@ -95,12 +97,18 @@ func (c *console) onboardShow(w http.ResponseWriter, r *http.Request) {
 // results.
 func (c *console) onboardProgress(w http.ResponseWriter, r *http.Request) {
 	p, _ := auth.FromContext(r.Context())
-	run, ok := c.runs.get(r.PathValue("id"), runOwner(p), c.now())
 	page := Prefix + "/onboard/" + url.PathEscape(r.PathValue("id"))
-	switch {
-	case r.Header.Get("HX-Request") != "true":
+	if r.Header.Get("HX-Request") != "true" {
 		http.Redirect(w, r, page, http.StatusSeeOther)
-	case !ok || !run.running():
+		return
+	}
+	run, err := c.loadRun(r.Context(), r.PathValue("id"), runOwner(p))
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.serverError(w, r, err)
+		return
+	}
+	switch {
+	case err != nil || run.state != runRunning:
 		// Over, expired or not this person's: the whole page says which,
 		// and the polling stops.
 		w.Header().Set("HX-Redirect", page)
@@ -120,8 +128,6 @@ func (c *console) renderRun(w http.ResponseWriter, r *http.Request, status int, 
 
 // runView snapshots run for the page; problems are the last submission's.
 func (c *console) runView(run *wizardRun, depts []model.Department, problems []onboard.RowProblem) runView {
-	run.mu.Lock()
-	defer run.mu.Unlock()
 	v := runView{ID: run.ID, Adapter: run.Adapter, Started: run.Started, Finished: run.finished, State: run.state,
 		Running: run.state == runRunning, Failure: run.failure, Lines: len(run.Lines), Detected: len(run.detections),
 		SitesTotal: run.sitesTotal, SitesScanned: run.sitesScanned, DeptsTotal: run.deptsTotal,

@@ -33,15 +33,17 @@ func (c *console) onboardSubmit(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
-	run.mu.Lock()
 	if run.state == runRunning {
-		run.mu.Unlock()
 		http.Redirect(w, r, Prefix+"/onboard/"+run.ID, http.StatusSeeOther)
 		return
 	}
 	sites, include := applyChoices(run.sites, run.include, r.PostForm)
 	run.sites, run.include, run.drafts = sites, include, nil
-	run.mu.Unlock()
+	// The choices are kept whatever comes next, for every console.
+	if err := c.saveChoices(ctx, run); err != nil {
+		c.serverError(w, r, err)
+		return
+	}
 
 	var chosen []onboard.Site
 	for i, s := range sites {
@@ -69,9 +71,11 @@ func (c *console) onboardSubmit(w http.ResponseWriter, r *http.Request) {
 		c.renderRun(w, r, http.StatusUnprocessableEntity, c.runView(run, depts, problems), msg)
 		return
 	}
-	run.mu.Lock()
 	run.drafts = drafts
-	run.mu.Unlock()
+	if err := c.saveChoices(ctx, run); err != nil {
+		c.serverError(w, r, err)
+		return
+	}
 	http.Redirect(w, r, Prefix+"/onboard/"+run.ID+"/preview", http.StatusSeeOther)
 }
 

@@ -19,6 +19,7 @@ import (
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
 	"zhizhi/internal/onboard/onboardtest"
+	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -75,13 +76,38 @@ func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
 		}
 		return &onboard.Wizard{Fetch: client, Bundle: b}, nil
 	}
-	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: w.q, ConfigDir: w.cfgDir, Onboard: build,
+	// As serve does: the runs are jobs of the queue, worked by its
+	// onboarding workers.
+	q := startWizardQueue(t, st, build, func() time.Time { return w.now })
+	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: w.cfgDir, Onboard: build,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.h = h
 	return ww
+}
+
+// startWizardQueue starts a queue on st that works wizard runs only, as a
+// serve process's does (it also crawls); it stops with the test.
+func startWizardQueue(t *testing.T, st *store.Store, build func(context.Context) (*onboard.Wizard, error),
+	now func() time.Time) *queue.Queue {
+	t.Helper()
+	ctx := context.Background()
+	q, err := queue.Open(ctx, queue.Options{Store: st, Onboard: build, Now: now,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := q.Stop(30 * time.Second); err != nil {
+			t.Errorf("stop the queue: %v", err)
+		}
+	})
+	return q
 }
 
 func (ww *wizardWorld) openGate() {
@@ -221,7 +247,7 @@ func TestWizardRunToDrafts(t *testing.T) {
 		c := ww.login(t, "operator")
 
 		body := ww.get(t, "/admin/onboard", c).Body.String()
-		for _, want := range []string{"粘贴站点网址", `name="urls"`, "服务重启后也会丢失", "不会"} {
+		for _, want := range []string{"粘贴站点网址", `name="urls"`, "保存在数据库中", "不会"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("step 1 lacks %q", want)
 			}

@@ -39,6 +39,8 @@ type Jobs interface {
 	Jobs(ctx context.Context, states ...rivertype.JobState) ([]queue.JobInfo, error)
 	Depth(ctx context.Context) (map[rivertype.JobState]int, error)
 	CrawlNow(ctx context.Context, t model.Target) (queue.Enqueued, error)
+	// StartOnboard queues the work of an onboarding wizard run.
+	StartOnboard(ctx context.Context, runID string) error
 }
 
 // Options are the console's dependencies.
@@ -73,7 +75,6 @@ type console struct {
 	jobs      Jobs
 	configDir string
 	onboard   func(ctx context.Context) (*onboard.Wizard, error)
-	runs      *wizardRuns
 	log       *slog.Logger
 	now       func() time.Time
 	loc       *time.Location
@@ -93,7 +94,7 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		onboard: opts.Onboard, runs: newWizardRuns(), log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards}
+		onboard: opts.Onboard, log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards}
 	if c.loc == nil {
 		c.loc = zone.Display()
 	}
