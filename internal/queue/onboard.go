@@ -74,13 +74,19 @@ type onboardWorker struct {
 }
 
 // Why a run's work stopped before its end. The first two end the run with
-// what it has; the others hand it to the next attempt.
+// what it has; the last hands it to the next attempt.
 var (
 	errOnboardCancel   = errors.New("cancelled by a person")
 	errOnboardTimeout  = errors.New("the run took too long")
-	errOnboardBudget   = errors.New("the job's budget ran out")
 	errOnboardStopping = errors.New("the process is stopping")
 )
+
+// onboardBatch is how many lines a job works before it looks at its
+// budget: as many as the wizard reads at once. A batch is not cut by the
+// budget (a site half scanned would be scanned again by the next attempt,
+// and a big one might never fit), only by the process stopping or the
+// job's timeout.
+const onboardBatch = 4
 
 // cancelPoll is how often a run looks whether a person cancelled it.
 const cancelPoll = time.Second
@@ -111,11 +117,12 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 	if run.State != store.OnboardRunning {
 		return nil
 	}
-	owns, err := st.BeginOnboardAttempt(ctx, id, job.Attempt)
-	if err != nil || !owns {
+	// The run's own count of attempts, not River's (a snoozed job is
+	// worked again under the same number): whoever begins last owns it.
+	attempt, err := st.BeginOnboardAttempt(ctx, id)
+	if err != nil || attempt == 0 {
 		return err
 	}
-	attempt := job.Attempt
 	// A run that cannot be finished is said to have failed rather than
 	// left running: after its last attempt, and after a panic.
 	dbCtx := context.WithoutCancel(ctx)
@@ -141,18 +148,51 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 		return fmt.Errorf("onboarding run %s: %w", id, err)
 	}
 
-	// The work's own context, ended with a cause: a person's cancel and
-	// the run's timeout end the run with what it has; the budget and the
-	// process stopping hand it on, and what was under way then is not kept
-	// (it would be a site "failing" for our own stop). As for crawls,
-	// River's context cause would reach net/http as the fetch's error.
-	work, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	// The work's own context, and why it ended: a person's cancel and the
+	// run's timeout end the run with what it has; the process stopping (or
+	// the job's timeout) hands it on, and what was under way then is not
+	// kept (it would be a site "failing" for our own stop). The context
+	// ends plainly, as for crawls: a cause would reach net/http as the
+	// fetch's error, and the fetcher would take our stop for the host
+	// failing. The budget is looked at between batches.
+	work, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	var (
+		whyMu sync.Mutex
+		why   error
+	)
+	stop := func(cause error) {
+		whyMu.Lock()
+		if why == nil {
+			why = cause
+		}
+		whyMu.Unlock()
+		cancelWork()
+	}
+	cause := func() error {
+		whyMu.Lock()
+		defer whyMu.Unlock()
+		return why
+	}
 	defer stop(nil)
 	defer context.AfterFunc(ctx, func() { stop(errOnboardStopping) })()
 	timeout := time.AfterFunc(max(run.Started.Add(OnboardTimeout).Sub(q.now()), 0), func() { stop(errOnboardTimeout) })
 	defer timeout.Stop()
-	budget := time.AfterFunc(q.opts.Budget, func() { stop(errOnboardBudget) })
+	spent := make(chan struct{})
+	budget := time.AfterFunc(q.opts.Budget, func() { close(spent) })
 	defer budget.Stop()
+	worked := false // every attempt does one batch at least
+	yield := func() bool {
+		if !worked {
+			worked = true
+			return false
+		}
+		select {
+		case <-spent:
+			return cause() == nil // a run being cancelled goes on to its end now
+		default:
+			return false
+		}
+	}
 	var watching sync.WaitGroup
 	defer watching.Wait()
 	defer stop(nil) // runs before the wait: the watcher ends with the work
@@ -165,7 +205,7 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 		stop(errOnboardCancel)
 	}
 	keep := func() bool {
-		c := context.Cause(work)
+		c := cause()
 		return c == nil || c == errOnboardCancel || c == errOnboardTimeout
 	}
 
@@ -236,13 +276,18 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 			todo = append(todo, l)
 		}
 	}
-	for _, d := range wz.Detect(work, todo) {
-		if keep() {
-			detected[d.Line] = d
+	for len(todo) > 0 {
+		batch := todo[:min(onboardBatch, len(todo))]
+		todo = todo[len(batch):]
+		for _, d := range wz.Detect(work, batch) {
+			if keep() {
+				detected[d.Line] = d
+			}
 		}
-	}
-	if !keep() {
-		return river.JobSnooze(continueAfter)
+		worked = true
+		if !keep() || len(todo) > 0 && yield() {
+			return river.JobSnooze(continueAfter)
+		}
 	}
 	var toScan []onboard.Detection
 	mu.Lock()
@@ -254,9 +299,16 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 		}
 	}
 	mu.Unlock()
-	wz.Scan(work, toScan)
-	if !keep() {
-		return river.JobSnooze(continueAfter)
+	for len(toScan) > 0 {
+		if yield() {
+			return river.JobSnooze(continueAfter)
+		}
+		batch := toScan[:min(onboardBatch, len(toScan))]
+		toScan = toScan[len(batch):]
+		wz.Scan(work, batch)
+		if !keep() {
+			return river.JobSnooze(continueAfter)
+		}
 	}
 	mu.Lock()
 	failed := errors.Join(failures...)
@@ -284,7 +336,7 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 	}
 	wz.AssignCodes(sites)
 	state, failure := store.OnboardDone, ""
-	switch context.Cause(work) {
+	switch cause() {
 	case errOnboardTimeout:
 		state, failure = store.OnboardCancelled, fmt.Sprintf("任务超过 %d 小时未完成，已停止；下面是停止前完成的部分。", int(OnboardTimeout/time.Hour))
 	case errOnboardCancel:
@@ -319,7 +371,7 @@ func (w *onboardWorker) Work(ctx context.Context, job *river.Job[OnboardArgs]) (
 }
 
 // watch stops the work when a person cancels the run, from any console.
-func (w *onboardWorker) watch(work context.Context, id string, stop context.CancelCauseFunc) {
+func (w *onboardWorker) watch(work context.Context, id string, stop func(error)) {
 	t := time.NewTicker(cancelPoll)
 	defer t.Stop()
 	for {

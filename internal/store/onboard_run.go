@@ -213,30 +213,29 @@ func (s *Store) OnboardCancelRequested(ctx context.Context, id string) (bool, er
 	return v == 1, nil
 }
 
-// BeginOnboardAttempt makes attempt the owner of the running run's work:
-// from now on only its writes count. The lines it will scan again start
-// from nothing. It reports false when the run is over or a later attempt
-// owns it.
-func (s *Store) BeginOnboardAttempt(ctx context.Context, id string, attempt int) (bool, error) {
-	ok := false
+// BeginOnboardAttempt starts a new attempt at the running run's work and
+// returns its number: from now on only its writes count, an earlier
+// attempt's are ignored. The lines it will scan again start from nothing.
+// It returns 0 when the run is over (or gone).
+func (s *Store) BeginOnboardAttempt(ctx context.Context, id string) (int, error) {
+	attempt := 0
 	err := s.WithTx(ctx, func(tx *Tx) error {
-		res, err := tx.c.exec(ctx, `UPDATE onboard_run SET attempt = ? WHERE id = ? AND state = 'running' AND attempt < ?`,
-			attempt, id, attempt)
+		err := tx.c.queryRow(ctx, `UPDATE onboard_run SET attempt = attempt + 1 WHERE id = ? AND state = 'running'
+			RETURNING attempt`, id).Scan(&attempt)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return nil
-		}
-		ok = true
 		_, err = tx.c.exec(ctx, `UPDATE onboard_run_line SET depts_scanned = 0, dept_problems = NULL
 			WHERE run_id = ? AND site IS NULL`, id)
 		return err
 	})
 	if err != nil {
-		return false, fmt.Errorf("onboarding run %s attempt %d: %w", id, attempt, err)
+		return 0, fmt.Errorf("onboarding run %s: begin an attempt: %w", id, err)
 	}
-	return ok, nil
+	return attempt, nil
 }
 
 // ownedBy is the guard of every write of a run's work: the run is running

@@ -41,6 +41,8 @@ type wizardWorld struct {
 	*world
 	counties *onboardtest.Counties
 	gate     chan struct{} // closed: the gate host answers
+	resolve  string        // where the fetcher finds the simulated hosts
+	runs     *queue.Queue  // the console's queue, working wizard runs
 }
 
 func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
@@ -66,40 +68,35 @@ func newWizardWorld(t *testing.T, st *store.Store) *wizardWorld {
 	}))
 	t.Cleanup(gate.Close)
 	t.Cleanup(ww.openGate) // before the server closes: no request left hanging
-	client := onboardtest.Client(t, st, cs.Sim.ResolveString()+","+hostileHost+"="+hostile.Listener.Addr().String()+
-		","+gateHost+"="+gate.Listener.Addr().String()+","+deadHost+"="+onboardtest.ClosedAddr(t), nil)
+	ww.resolve = cs.Sim.ResolveString() + "," + hostileHost + "=" + hostile.Listener.Addr().String() +
+		"," + gateHost + "=" + gate.Listener.Addr().String() + "," + deadHost + "=" + onboardtest.ClosedAddr(t)
+	h, q := ww.console(t, st, queue.Options{})
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.h, ww.runs = h, q
+	return ww
+}
+
+// console builds what a serve process has on st: the console, and a queue
+// whose workers run the wizard (serve's also crawl) with a polite fetcher
+// of its own. The queue is started by the caller and stops with the test.
+func (ww *wizardWorld) console(t *testing.T, st *store.Store, opts queue.Options) (http.Handler, *queue.Queue) {
+	t.Helper()
+	client := onboardtest.Client(t, st, ww.resolve, nil)
 	// As serve does: the polite fetcher and the configuration in force.
 	build := func(ctx context.Context) (*onboard.Wizard, error) {
-		b, problems := config.Load(w.cfgDir)
+		b, problems := config.Load(ww.cfgDir)
 		if config.HasErrors(problems) {
 			return nil, fmt.Errorf("config: %v", config.Errors(problems))
 		}
 		return &onboard.Wizard{Fetch: client, Bundle: b}, nil
 	}
-	// As serve does: the runs are jobs of the queue, worked by its
-	// onboarding workers.
-	q := startWizardQueue(t, st, build, func() time.Time { return w.now })
-	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: w.cfgDir, Onboard: build,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now }})
+	now := func() time.Time { return ww.now }
+	discard := slog.New(slog.NewTextHandler(io.Discard, nil))
+	opts.Store, opts.Onboard, opts.Now, opts.Log = st, build, now, discard
+	q, err := queue.Open(context.Background(), opts)
 	if err != nil {
-		t.Fatal(err)
-	}
-	w.h = h
-	return ww
-}
-
-// startWizardQueue starts a queue on st that works wizard runs only, as a
-// serve process's does (it also crawls); it stops with the test.
-func startWizardQueue(t *testing.T, st *store.Store, build func(context.Context) (*onboard.Wizard, error),
-	now func() time.Time) *queue.Queue {
-	t.Helper()
-	ctx := context.Background()
-	q, err := queue.Open(ctx, queue.Options{Store: st, Onboard: build, Now: now,
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := q.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -107,7 +104,12 @@ func startWizardQueue(t *testing.T, st *store.Store, build func(context.Context)
 			t.Errorf("stop the queue: %v", err)
 		}
 	})
-	return q
+	h, err := New(Options{Store: st, Sessions: ww.sessions, Jobs: q, ConfigDir: ww.cfgDir, Onboard: build,
+		Log: discard, Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, q
 }
 
 func (ww *wizardWorld) openGate() {
