@@ -225,3 +225,100 @@ func TestWizardRunOutlivesItsProcess(t *testing.T) {
 		t.Errorf("the run was worked %d times (by %s), want by A and then B", r.Attempt, by)
 	}
 }
+
+// TestWizardRunOfAKilledProcess: the serve process working a run was
+// killed an hour ago — its job stays "running" in the queue with nobody
+// behind it, as River sees a dead worker's job. Another process takes it
+// back (River's rescuer takes jobs whose attempt began longer ago than the
+// job timeout and a margin) and finishes the run.
+func TestWizardRunOfAKilledProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("reads simulated county sites at the polite pace")
+	}
+	ctx := context.Background()
+	dbURL := storetest.PostgresURL(t)
+	stA, stB := openShared(t, dbURL), openShared(t, dbURL)
+	ww := newWizardWorld(t, stA)
+	if err := ww.runs.Stop(30 * time.Second); err != nil { // A's workers are gone
+		t.Fatal(err)
+	}
+	ww.openGate()
+	hB, qB := ww.console(t, stB, queue.Options{})
+	c := ww.login(t, "operator")
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/admin/onboard",
+		strings.NewReader(url.Values{"urls": {"http://c001.county.gov.test\nhttp://" + hostileHost}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(c)
+	hB.ServeHTTP(rec, req)
+	run := rec.Header().Get("Location")
+	if rec.Code != http.StatusSeeOther || !strings.HasPrefix(run, "/admin/onboard/") {
+		t.Fatalf("start a run through B: status %d, sent to %q", rec.Code, run)
+	}
+	id := strings.TrimPrefix(run, "/admin/onboard/")
+	// A took the job and began the run's work, then was killed.
+	if n, err := stA.BeginOnboardAttempt(ctx, id); err != nil || n != 1 {
+		t.Fatalf("A begins the run: attempt %d, %v", n, err)
+	}
+	res, err := stA.DB().ExecContext(ctx, `UPDATE river_job SET state = 'running', attempt = 1,
+		attempted_at = now() - interval '1 hour', attempted_by = ARRAY['serve-a-killed'] WHERE kind = 'onboard_run'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		t.Fatalf("%d onboarding jobs queued, want 1", n)
+	}
+	if err := qB.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := progressAt(t, hB, c, run); !strings.Contains(p, `id="wizard-progress"`) {
+		t.Fatalf("the killed process's run does not read as running before it is taken back:\n%s", p)
+	}
+	waitAt(t, hB, c, run, "")
+	body := pageAt(t, ww.h, c, run)
+	for _, want := range []string{"识别结果", "gkmlpt", `name="site-0-code"`, `name="site-1-code"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run taken back lacks %q in its results", want)
+		}
+	}
+	if strings.Contains(body, "任务已取消") || strings.Contains(body, "出错") {
+		t.Errorf("the run taken back does not read as simply finished")
+	}
+	// The killed process's attempt, were it somehow still writing, counts
+	// for nothing.
+	if err := stA.RecordOnboardDetection(ctx, id, 1, 1, []byte(`{"line":1,"base_url":"http://x.test","problem":"zombie"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(pageAt(t, hB, c, run), "zombie") {
+		t.Errorf("a write of the killed process's attempt reached the run")
+	}
+}
+
+// TestWizardRunNobodyFinishes: a run that no process finishes — every
+// serve process that could was stopped for good — is not shown as running
+// forever: past its time it reads as failed, saying why in words.
+func TestWizardRunNobodyFinishes(t *testing.T) {
+	ww := newWizardWorld(t, storetest.SQLite(t))
+	c := ww.login(t, "operator")
+	run := ww.startRun(t, c, "http://"+gateHost)
+	waitAt(t, ww.h, c, run, `id="wizard-progress"`)
+	if err := ww.runs.Stop(30 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	start := ww.now
+	ww.now = start.Add(3 * time.Hour)
+	if p := progressAt(t, ww.h, c, run); !strings.Contains(p, `id="wizard-progress"`) {
+		t.Errorf("a run 3 h old is over already:\n%s", p)
+	}
+	ww.now = start.Add(4 * time.Hour)
+	if p := progressAt(t, ww.h, c, run); p != "" {
+		t.Errorf("a run 4 h old that nobody works still polls as running:\n%s", p)
+	}
+	body := ww.get(t, run, c).Body.String()
+	if !strings.Contains(body, "出错") || !strings.Contains(body, "服务进程可能已停止") {
+		t.Errorf("the abandoned run does not say it failed and why:\n%s", body)
+	}
+	if list := ww.get(t, "/admin/onboard", c).Body.String(); !strings.Contains(list, "出错") {
+		t.Errorf("the person's list does not show the abandoned run as failed")
+	}
+}
