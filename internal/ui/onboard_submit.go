@@ -16,7 +16,8 @@ import (
 // and keeps them with the run whatever happens next. A row still pending
 // is refused by name, as is anything else the drafts cannot hold; the page
 // comes back with the choices as they were made. Accepted, the drafts are
-// rendered (in memory: nothing is written) and the preview follows.
+// rendered and kept with the run (no configuration is written) and the
+// preview follows.
 func (c *console) onboardSubmit(w http.ResponseWriter, r *http.Request) {
 	run, ok := c.run(w, r)
 	if !ok {
