@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 
+	"zhizhi/internal/articlejson"
 	"zhizhi/internal/store"
 )
 
@@ -64,9 +65,9 @@ func (h *handler) articlePage(w http.ResponseWriter, r *http.Request, unexported
 		h.fail(w, r, err)
 		return
 	}
-	out := page[articleView]{Items: []articleView{}}
+	out := page[articleItem]{Items: []articleItem{}}
 	for i := range rows[:min(want, len(rows))] {
-		out.Items = append(out.Items, articleOf(&rows[i]))
+		out.Items = append(out.Items, articleItem{articlejson.SummaryOf(&rows[i]), exportMark{rows[i].ExportedToRAGAt}})
 	}
 	if len(rows) > want {
 		c := encodePageCursor(articleCursor, rows[want-1].ID)

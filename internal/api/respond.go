@@ -112,6 +112,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return errorf(http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as Content-Type: application/json")
 	}
+	if place, bad := badBodyText(body); bad {
+		return invalid("%s: holds a control character; send plain text (tab and line breaks only in summary and reason)", printable(place))
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

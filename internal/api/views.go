@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"zhizhi/internal/articlejson"
 	"zhizhi/internal/model"
 )
 
@@ -127,88 +128,23 @@ func targetOf(t *model.Target) targetView {
 		LastCrawledAt: t.LastCrawledAt, LastArticleTime: t.LastArticleTime, CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
 }
 
-// articleView is an article in a list: everything but the body text,
-// metadata and attachments, which articleDetailView adds.
-type articleView struct {
-	ID                 int64      `json:"id"`
-	SiteID             int64      `json:"site_id"`
-	TargetID           int64      `json:"target_id"`
-	DeptID             *int64     `json:"dept_id"`
-	NativePostID       *string    `json:"native_post_id"`
-	URL                string     `json:"url"`
-	Title              string     `json:"title"`
-	PublishTime        *time.Time `json:"publish_time"`
-	PublishDate        *string    `json:"publish_date"`
-	EffectiveDate      *string    `json:"effective_date"`
-	ChannelName        string     `json:"channel_name"`
-	ChannelPath        string     `json:"channel_path"`
-	ContentCategory    string     `json:"content_category"`
-	ContentSubcategory string     `json:"content_subcategory"`
-	IndexNo            string     `json:"index_no"`
-	DocNo              string     `json:"doc_no"`
-	Publisher          string     `json:"publisher"`
-	TopicWords         string     `json:"topic_words"`
-	OpenCategory       string     `json:"open_category"`
-	HasAttachment      bool       `json:"has_attachment"`
-	Status             string     `json:"status"`
-	StatusReason       string     `json:"status_reason"`
-	FetchStrategy      string     `json:"fetch_strategy"`
-	FetchedAt          time.Time  `json:"fetched_at"`
-	ExportedToRAGAt    *time.Time `json:"exported_to_rag_at"`
-	CreatedAt          time.Time  `json:"created_at"`
-	UpdatedAt          time.Time  `json:"updated_at"`
+// exportMark is when an export last marked an article. The API shows it
+// beside the article's shape (articlejson), which an export line is too and
+// so cannot carry it: the same cursor gives the same line before and after
+// the mark.
+type exportMark struct {
+	ExportedToRAGAt *time.Time `json:"exported_to_rag_at"`
 }
 
-func articleOf(a *model.Article) articleView {
-	return articleView{ID: a.ID, SiteID: a.SiteID, TargetID: a.TargetID, DeptID: a.DeptID,
-		NativePostID: orNull(a.NativePostID), URL: a.URL, Title: a.Title, PublishTime: a.PublishTime,
-		PublishDate: orNull(a.PublishDate), EffectiveDate: orNull(a.EffectiveDate), ChannelName: a.ChannelName,
-		ChannelPath: a.ChannelPath, ContentCategory: a.ContentCategory, ContentSubcategory: a.ContentSubcategory,
-		IndexNo: a.IndexNo, DocNo: a.DocNo, Publisher: a.Publisher, TopicWords: a.TopicWords,
-		OpenCategory: a.OpenCategory, HasAttachment: a.HasAttachment, Status: a.Status,
-		StatusReason: a.StatusReason, FetchStrategy: a.FetchStrategy, FetchedAt: a.FetchedAt,
-		ExportedToRAGAt: a.ExportedToRAGAt, CreatedAt: a.CreatedAt, UpdatedAt: a.UpdatedAt}
+// articleItem is an article in a list: the first part of articleDetail.
+type articleItem struct {
+	articlejson.Summary
+	exportMark
 }
 
-type articleDetailView struct {
-	articleView
-	SourceRaw   string           `json:"source_raw"`
-	Metadata    json.RawMessage  `json:"metadata"`
-	ContentText string           `json:"content_text"`
-	Attachments []attachmentView `json:"attachments"`
-}
-
-type attachmentView struct {
-	ID           int64      `json:"id"`
-	URL          string     `json:"url"`
-	FileName     string     `json:"file_name"`
-	FileExt      string     `json:"file_ext"`
-	SizeBytes    *int64     `json:"size_bytes"`
-	SHA256       *string    `json:"sha256"`
-	Stored       bool       `json:"stored"`
-	DownloadedAt *time.Time `json:"downloaded_at"`
-}
-
-func articleDetailOf(a *model.Article) articleDetailView {
-	v := articleDetailView{articleView: articleOf(a), SourceRaw: a.SourceRaw, Metadata: a.MetadataJSON,
-		ContentText: a.ContentText, Attachments: []attachmentView{}}
-	if len(v.Metadata) == 0 {
-		v.Metadata = nil
-	}
-	for _, at := range a.Attachments {
-		av := attachmentView{ID: at.ID, URL: at.URL, FileName: at.FileName, FileExt: at.FileExt,
-			SHA256: orNull(at.FileHash), Stored: at.FilePath != ""}
-		if at.FilePath != "" {
-			size := at.SizeBytes
-			av.SizeBytes = &size
-		}
-		if !at.DownloadedAt.IsZero() {
-			d := at.DownloadedAt
-			av.DownloadedAt = &d
-		}
-		v.Attachments = append(v.Attachments, av)
-	}
-	return v
+type articleDetail struct {
+	articlejson.Article
+	exportMark
 }
 
 type crawlLogView struct {

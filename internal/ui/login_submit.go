@@ -13,6 +13,9 @@ import (
 // loginSubmit checks the credentials and starts a session.
 func (c *console) loginSubmit(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if !c.plainForm(w, r, "next") { // safeNext makes any next safe
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		c.render(w, r, http.StatusBadRequest, "login", page{Title: "登录", Error: "请求无效，请重新填写。",
 			Data: loginData{Next: Prefix + "/"}})

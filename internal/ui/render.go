@@ -173,6 +173,9 @@ func (c *console) require(min auth.Role, next http.HandlerFunc) http.Handler {
 			c.forbidden(w, r, min)
 			return
 		}
+		if !c.plainForm(w, r) {
+			return
+		}
 		next(w, r)
 	})
 }

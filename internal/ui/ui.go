@@ -82,6 +82,7 @@ type console struct {
 	static    fs.FS
 	targets   *target.Service
 	cards     CardGrader
+	fields    *formTexts
 }
 
 // New builds the console handler; it fails when a template does not parse.
@@ -112,6 +113,9 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, fmt.Errorf("admin console: %w", err)
 	}
 	c.pages = parsed
+	if c.fields, err = readFormTexts(files); err != nil {
+		return nil, fmt.Errorf("admin console: %w", err)
+	}
 	static, err := fs.Sub(files, "static")
 	if err != nil {
 		return nil, fmt.Errorf("admin console: %w", err)
