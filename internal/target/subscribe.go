@@ -153,7 +153,7 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	}
 	sub.Status = StatusCreated
 	return tg, "", tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.subscribe", ObjectType: "target",
-		ObjectID: code, After: auditJSON(tg), Detail: fmt.Sprintf("from column registry %d (%s)", e.ID, e.ColumnName)})
+		ObjectID: code, After: auditJSON(tg), Detail: fmt.Sprintf("订阅自栏目目录 %d（%s）", e.ID, e.ColumnName)})
 }
 
 // resubscribe enables a column's existing target, or reports it already
@@ -165,7 +165,7 @@ func (s *Service) resubscribe(ctx context.Context, tx *store.Tx, tg *model.Targe
 	}
 	sub.Status = StatusReenabled
 	_, err := switchEnabled(ctx, tx, tg, true, "target.subscribe",
-		fmt.Sprintf("re-enabled from column registry %d (%s)", e.ID, e.ColumnName), actor)
+		fmt.Sprintf("从栏目目录 %d（%s）重新启用", e.ID, e.ColumnName), actor)
 	return err
 }
 

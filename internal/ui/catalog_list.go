@@ -70,6 +70,8 @@ type catalogData struct {
 	Action  string // 订阅 | 退订
 	Results []target.Subscription
 	Refused []string
+	// SiteNames names the results' sites, by site code.
+	SiteNames map[string]string
 }
 
 // catalogList is the column catalog: every column the CMS adapters have
@@ -119,9 +121,16 @@ func (c *console) catalogData(ctx context.Context, q url.Values) (*catalogData, 
 		f.Page = p
 	}
 	d.Filter = f
+	sites, err := c.store.ListSites(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	d.SiteNames = map[string]string{}
+	for _, s := range sites {
+		d.SiteNames[s.SiteCode] = s.SiteName
+	}
 	sf := store.ColumnFilter{AdminLevel: f.Level, Site: f.Site, AdapterID: f.Adapter, SubscribedOnly: f.Sub == "yes",
 		UnsubscribedOnly: f.Sub == "no"}
-	var err error
 	// The cloud counts the columns the other filters leave, so a click
 	// on a tag never leads to an empty page.
 	if d.Tags, err = c.store.ColumnTagCounts(ctx, sf); err != nil {

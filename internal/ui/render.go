@@ -226,6 +226,8 @@ func (c *console) funcs() template.FuncMap {
 		"jobState":    jobStateLabel,
 		"jobStateCls": jobStateClass,
 		"jobKind":     jobKindLabel,
+		"detect":      detectLabel,
+		"errorClass":  errorClassLabel,
 		"strategy":    strategyLabel,
 	}
 }
