@@ -162,6 +162,11 @@ func (s *Service) buildCMSTarget(ctx context.Context, p *problems, site *model.S
 	if tg.TargetCode == "" && in.ColumnID != "" {
 		tg.TargetCode = config.DefaultTargetCode(site.SiteCode, dept.DeptPath, in.ColumnID)
 	}
+	if g, err := s.GroupCovered(ctx, site.ID, dept.ID, in.ColumnID); err != nil {
+		p.add("column_id", "无法读取栏目目录：%v", err)
+	} else if g != nil {
+		p.add("column_id", "%s", g.Warning())
+	}
 }
 
 // Update checks the patch, runs the dry-run gate (when the target has a

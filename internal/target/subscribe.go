@@ -136,6 +136,11 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err
 	}
+	if g, err := s.GroupCovered(ctx, site.ID, dept.ID, e.ColumnID); err != nil {
+		return nil, "", err
+	} else if g != nil {
+		return nil, g.Warning(), nil
+	}
 	var p problems
 	cron := s.scheduleCron(&p, code, d.Schedule)
 	if err := p.err(); err != nil {
