@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -9,11 +10,13 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 
+	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -155,6 +158,23 @@ func leakWorld(t *testing.T, st *store.Store) (*wizardWorld, map[string]string) 
 	for _, actor := range []string{"user:wangfang", "apikey:7(alice)", "system"} {
 		if err := st.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.disable", ObjectType: "target",
 			ObjectID: "lianzhou_tzgg", Detail: "临时停用"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Runs as the crawl command and a serve worker record them: one that
+	// read its column, one that failed on the way.
+	tg, err := st.TargetByCode(ctx, "qingyuan_qyfgw_14011")
+	if err != nil {
+		t.Fatal(err)
+	}
+	started := w.now.Add(-2 * time.Hour)
+	for i, r := range []crawl.Result{
+		{Started: started, Finished: started.Add(time.Minute), Created: 3, Pages: 1},
+		{Started: started.Add(time.Hour), Finished: started.Add(time.Hour + time.Minute), Pages: 1, Failed: 2, Retrying: 1,
+			Err:      fmt.Errorf("list page: %w", errors.New("dial tcp 10.0.0.1:80: connect: connection refused")),
+			Problems: []string{"http://www.qingyuan.gov.test/a/1.html: HTTP 503"}},
+	} {
+		if err := crawl.RecordRun(ctx, st, *tg, r, []string{"cli", "serve zz-host-1234"}[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

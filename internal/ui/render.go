@@ -227,6 +227,7 @@ func (c *console) funcs() template.FuncMap {
 		"jobStateCls": jobStateClass,
 		"jobKind":     jobKindLabel,
 		"detect":      detectLabel,
+		"runner":      runnerLabel,
 		"errorClass":  errorClassLabel,
 		"strategy":    strategyLabel,
 	}

@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"strings"
+
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 )
@@ -16,6 +18,18 @@ func detectLabel(s string) string {
 		return "探测失败"
 	}
 	return s
+}
+
+// runnerLabel says who ran a crawl: "cli" is the command line, "serve
+// host-pid" a worker of the service on that host.
+func runnerLabel(r string) string {
+	switch {
+	case r == "cli":
+		return "命令行"
+	case strings.HasPrefix(r, "serve "):
+		return "后台服务 " + strings.TrimPrefix(r, "serve ")
+	}
+	return r
 }
 
 // errorClasses name the kinds of failure crawl_log records (its
