@@ -40,21 +40,58 @@ func (s *Service) GroupCovered(ctx context.Context, siteID, deptID int64, column
 	if columnID == "" {
 		return nil, nil
 	}
-	cols, err := s.Store.ListColumnEntries(ctx, store.ColumnFilter{SiteID: siteID})
+	cols, targets, err := s.siteColumns(ctx, siteID)
 	if err != nil {
 		return nil, err
 	}
-	var self *store.ColumnEntry
-	for i, c := range cols {
+	for _, c := range cols {
 		if c.ColumnID == columnID && c.SiteDepartmentID != nil && *c.SiteDepartmentID == deptID {
-			self = &cols[i]
+			return groupCover(c, cols, targets), nil
 		}
 	}
-	if self == nil || self.ColumnPath == "" {
-		return nil, nil
+	return nil, nil
+}
+
+// GroupsCovered is GroupCovered for every catalog column of the site, by
+// catalog id: the catalog marks them before anyone ticks them.
+func (s *Service) GroupsCovered(ctx context.Context, siteID int64) (map[int64]*GroupCover, error) {
+	cols, targets, err := s.siteColumns(ctx, siteID)
+	if err != nil {
+		return nil, err
 	}
-	// The columns under it, by path; the leaves among them are where the
-	// group's posts come from.
+	out := map[int64]*GroupCover{}
+	for _, c := range cols {
+		if g := groupCover(c, cols, targets); g != nil {
+			out[c.ID] = g
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) siteColumns(ctx context.Context, siteID int64) ([]store.ColumnEntry, []model.Target, error) {
+	cols, err := s.Store.ListColumnEntries(ctx, store.ColumnFilter{SiteID: siteID})
+	if err != nil {
+		return nil, nil, err
+	}
+	site, err := s.Store.SiteByID(ctx, siteID)
+	if err != nil {
+		return nil, nil, err
+	}
+	targets, err := s.Store.ListTargets(ctx, store.TargetFilter{SiteCode: site.SiteCode, EnabledOnly: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cols, targets, nil
+}
+
+// groupCover judges self against its site's catalog columns and enabled
+// targets: a group is covered when every leaf under it is collected, on
+// the leaf itself or on a column between it and the group.
+func groupCover(self store.ColumnEntry, cols []store.ColumnEntry, targets []model.Target) *GroupCover {
+	if self.SiteDepartmentID == nil || self.ColumnPath == "" || self.Subscribed() {
+		return nil
+	}
+	deptID := *self.SiteDepartmentID
 	var under []store.ColumnEntry
 	for _, c := range cols {
 		if c.SiteDepartmentID != nil && *c.SiteDepartmentID == deptID && c.Active &&
@@ -63,15 +100,7 @@ func (s *Service) GroupCovered(ctx context.Context, siteID, deptID int64, column
 		}
 	}
 	if len(under) == 0 {
-		return nil, nil
-	}
-	site, err := s.Store.SiteByID(ctx, siteID)
-	if err != nil {
-		return nil, err
-	}
-	targets, err := s.Store.ListTargets(ctx, store.TargetFilter{SiteCode: site.SiteCode, EnabledOnly: true})
-	if err != nil {
-		return nil, err
+		return nil
 	}
 	collected := map[string]model.Target{} // by column id
 	for _, t := range targets {
@@ -79,14 +108,12 @@ func (s *Service) GroupCovered(ctx context.Context, siteID, deptID int64, column
 			collected[t.ColumnID] = t
 		}
 	}
-	g := &GroupCover{ColumnID: columnID, ColumnName: self.ColumnName}
+	g := &GroupCover{ColumnID: self.ColumnID, ColumnName: self.ColumnName}
 	seen := map[string]bool{}
 	for _, leaf := range under {
 		if slices.ContainsFunc(under, func(c store.ColumnEntry) bool { return strings.HasPrefix(c.ColumnPath, leaf.ColumnPath+"｜") }) {
 			continue // not a leaf
 		}
-		// Collected on the leaf itself or on a column between it and the
-		// group.
 		var by *model.Target
 		for _, c := range under {
 			if t, ok := collected[c.ColumnID]; ok && (c.ColumnPath == leaf.ColumnPath || strings.HasPrefix(leaf.ColumnPath, c.ColumnPath+"｜")) {
@@ -95,12 +122,12 @@ func (s *Service) GroupCovered(ctx context.Context, siteID, deptID int64, column
 			}
 		}
 		if by == nil {
-			return nil, nil // this leaf's posts would be new
+			return nil // this leaf's posts would be new
 		}
 		if !seen[by.TargetCode] {
 			seen[by.TargetCode] = true
 			g.Children = append(g.Children, *by)
 		}
 	}
-	return g, nil
+	return g
 }

@@ -72,6 +72,9 @@ type catalogData struct {
 	Refused []string
 	// SiteNames names the results' sites, by site code.
 	SiteNames map[string]string
+	// Covered: the page's group columns whose posts their children's
+	// targets already collect, by catalog id.
+	Covered map[int64]*target.GroupCover
 }
 
 // catalogList is the column catalog: every column the CMS adapters have
@@ -144,6 +147,23 @@ func (c *console) catalogData(ctx context.Context, q url.Values) (*catalogData, 
 	sf.Limit, sf.Offset = catalogPageSize, (page-1)*catalogPageSize
 	if d.Rows, err = c.store.ListColumnEntries(ctx, sf); err != nil {
 		return nil, "", err
+	}
+	d.Covered = map[int64]*target.GroupCover{}
+	judged := map[int64]map[int64]*target.GroupCover{}
+	for _, row := range d.Rows {
+		if row.ColumnPath == "" || row.Subscribed() {
+			continue
+		}
+		covers, ok := judged[row.SiteID]
+		if !ok {
+			if covers, err = c.targets.GroupsCovered(ctx, row.SiteID); err != nil {
+				return nil, "", err
+			}
+			judged[row.SiteID] = covers
+		}
+		if g := covers[row.ID]; g != nil {
+			d.Covered[row.ID] = g
+		}
 	}
 	v := f.query()
 	d.Query = v.Encode()

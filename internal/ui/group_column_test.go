@@ -86,6 +86,18 @@ func TestGroupColumnCollectedByItsChildren(t *testing.T) {
 	}
 
 	op := w.login(t, "operator")
+	// The catalog marks the group before anyone ticks it, naming the
+	// children's targets; a column without children is not marked.
+	catalog := w.get(t, "/admin/catalog?site=qingyuan", op).Body.String()
+	groupRow := rowWith(catalog, `value="`+strconv.FormatInt(reg["14001"], 10)+`"`)
+	for _, want := range []string{"栏目组：文章已由下级栏目的目标采集", "qingyuan_qyfgw_14011", "qingyuan_qyfgw_14012", "采不到新文章"} {
+		if !strings.Contains(groupRow, want) {
+			t.Errorf("the catalog's row of 14001 lacks %q\n%s", want, groupRow)
+		}
+	}
+	if row := rowWith(catalog, `value="`+strconv.FormatInt(reg["14002"], 10)+`"`); row == "" || strings.Contains(row, "栏目组") {
+		t.Errorf("the catalog's row of 14002 is missing or marked as a group\n%s", row)
+	}
 	named := func(where, body string) {
 		t.Helper()
 		body = htmlUnescape(body)
