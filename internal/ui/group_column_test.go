@@ -132,10 +132,12 @@ func TestGroupColumnCollectedByItsChildren(t *testing.T) {
 	}
 	named("catalog subscribe", rec.Body.String())
 
-	rec = w.post(t, "/admin/targets", op, map[string][]string{"site_code": {"qingyuan"}, "dept_path": {"qyfgw"},
+	form := map[string][]string{"site_code": {"qingyuan"}, "dept_path": {"qyfgw"},
 		"column_id": {"14001"}, "target_name": {"清远市发展和改革局｜政策文件"}, "channel_name": {"政策文件"},
 		"channel_path": {"信息公开｜政策文件"}, "content_category": {"政策文件"}, "schedule": {"weekly"},
-		"expected_cadence_days": {"7"}, "interval_sec": {"0"}, "enabled": {"1"}})
+		"expected_cadence_days": {"7"}, "interval_sec": {"0"}, "enabled": {"1"}}
+	named("the target form's dry-run", w.post(t, "/admin/targets/new/dry-run", op, form).Body.String())
+	rec = w.post(t, "/admin/targets", op, form)
 	if rec.Code == http.StatusSeeOther {
 		t.Errorf("the target form saved a target on 14001")
 	}
