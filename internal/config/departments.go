@@ -154,7 +154,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		if s := get("dept_id"); s == "" {
 			fail("dept_id", "DEPT_ID 为空：每个部门都要填写它在 OA 中的部门 ID", "dept_id is missing — every department needs its OA DEPT_ID")
 		} else if v, err := strconv.ParseInt(s, 10, 64); err != nil || v <= 0 {
-			fail("dept_id", fmt.Sprintf("DEPT_ID「%s」不是正整数，请填写 OA 中的数字部门 ID", s), "dept_id %q is not a positive integer", s)
+			fail("dept_id", fmt.Sprintf("DEPT_ID「%s」不是正整数，请填写 OA 中的数字部门 ID", s), "dept_id %q is not a positive integer — write the department's numeric OA id", s)
 		} else if first, dup := seen[v]; dup {
 			fail("dept_id", fmt.Sprintf("DEPT_ID %d 与第 %d 行重复，每个部门只保留一行", v, first),
 				"dept_id %d is repeated (first on line %d) — keep one row per department", v, first)
@@ -164,7 +164,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		}
 		d.DeptName = get("dept_name")
 		if d.DeptName == "" {
-			fail("dept_name", "DEPT_NAME 为空，请填写部门名称", "dept_name is empty")
+			fail("dept_name", "DEPT_NAME 为空，请填写部门名称", "dept_name is empty — write the department's name")
 		}
 		optInt64 := func(c string) *int64 {
 			s := get(c)
@@ -173,7 +173,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 			}
 			v, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer", c, s)
+				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer — write a number or leave it empty", c, s)
 				return nil
 			}
 			return &v
@@ -185,7 +185,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 			}
 			v, err := strconv.Atoi(s)
 			if err != nil {
-				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer", c, s)
+				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer — write a number or leave it empty", c, s)
 				return nil
 			}
 			return &v
@@ -212,7 +212,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		for _, lim := range deptLengths {
 			if n := len([]rune(get(lim.col))); n > lim.max {
 				fail(lim.col, fmt.Sprintf("%s 有 %d 个字，最多 %d 个，请缩短", strings.ToUpper(lim.col), n, lim.max),
-					"%s is %d characters long, at most %d fit", lim.col, n, lim.max)
+					"%s is %d characters long, at most %d fit — shorten it", lim.col, n, lim.max)
 			}
 		}
 		if lineOK {
