@@ -93,7 +93,7 @@ func (h *handler) exportCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	if opts.Mark && n > 0 {
 		err := h.st.RecordAudit(r.Context(), &store.AuditEntry{Actor: principal(r).Actor(), Action: "article.export",
-			ObjectType: "article", Detail: fmt.Sprintf("%d articles exported and marked; since %q, next %q", n, req.Since, next)})
+			ObjectType: "article", Detail: fmt.Sprintf("导出并标记 %d 篇文章；起点 %q，下一起点 %q", n, req.Since, next)})
 		if err != nil {
 			h.fail(w, r, err)
 			return

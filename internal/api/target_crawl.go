@@ -32,7 +32,7 @@ func (h *handler) targetCrawl(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	err = h.st.RecordAudit(ctx, &store.AuditEntry{Actor: principal(r).Actor(), Action: "target.crawl_now",
-		ObjectType: "target", ObjectID: strconv.FormatInt(t.ID, 10), Detail: "crawl now: " + t.TargetCode})
+		ObjectType: "target", ObjectID: strconv.FormatInt(t.ID, 10), Detail: "立即采集：" + t.TargetCode})
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -19,9 +19,13 @@ import (
 
 // LineError is a problem with one line of a departments CSV.
 type LineError struct {
-	File string
-	Line int
-	Msg  string
+	File  string
+	Line  int
+	Field string // the column at fault ("dept_id"), empty for the whole line or file
+	Msg   string
+	// Said is Msg in the console's Chinese, for the people who upload the
+	// file there; the command line prints Msg.
+	Said string
 }
 
 func (e LineError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg) }
@@ -62,12 +66,12 @@ var deptTimeLayouts = []string{
 // that is neither is refused at its first undecodable line.
 func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineError) {
 	var errs []LineError
-	bad := func(line int, format string, args ...any) {
-		errs = append(errs, LineError{File: name, Line: line, Msg: fmt.Sprintf(format, args...)})
+	bad := func(line int, field, said, format string, args ...any) {
+		errs = append(errs, LineError{File: name, Line: line, Field: field, Msg: fmt.Sprintf(format, args...), Said: said})
 	}
 	raw, err := io.ReadAll(r)
 	if err != nil {
-		bad(0, "cannot read: %v", err)
+		bad(0, "", "无法读取文件，请重新选择后再试", "cannot read: %v", err)
 		return nil, errs
 	}
 	text, le := decodeCSVText(raw)
@@ -81,9 +85,9 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 	header, err := cr.Read()
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			bad(1, "the file is empty — write a header line: dept_id,dept_name,parent_dept_id,…")
+			bad(1, "", "文件是空的：第一行应是表头，如 DEPT_ID,DEPT_NAME,PARENT_DEPT_ID,…", "the file is empty — write a header line: dept_id,dept_name,parent_dept_id,…")
 		} else {
-			bad(1, "cannot read the header: %v", csvErrText(err))
+			bad(1, "", "无法读取表头（"+csvErrText(err)+"），请检查第一行的引号和逗号", "cannot read the header: %v", csvErrText(err))
 		}
 		return nil, errs
 	}
@@ -97,14 +101,16 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 			continue
 		}
 		if prev, dup := col[h]; dup {
-			bad(1, "column %s appears twice (columns %d and %d) — keep one", h, prev+1, i+1)
+			bad(1, h, fmt.Sprintf("表头中 %s 出现了两次（第 %d 列和第 %d 列），请只保留一列", strings.ToUpper(h), prev+1, i+1),
+				"column %s appears twice (columns %d and %d) — keep one", h, prev+1, i+1)
 			continue
 		}
 		col[h] = i
 	}
 	for _, req := range []string{"dept_id", "dept_name"} {
 		if _, ok := col[req]; !ok {
-			bad(1, "header has no %s column — add it (DEPT_ID/DEPT_NAME or dept_id/dept_name)", req)
+			bad(1, req, fmt.Sprintf("表头缺少 %s 列，请补上（DEPT_ID 和 DEPT_NAME 必须有）", strings.ToUpper(req)),
+				"header has no %s column — add it (DEPT_ID/DEPT_NAME or dept_id/dept_name)", req)
 		}
 	}
 	if len(errs) > 0 {
@@ -121,15 +127,16 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		if err != nil {
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
-				bad(pe.StartLine, "%s — check the quotes on this line", csvErrText(err))
+				bad(pe.StartLine, "", "这一行的引号不成对或位置不对，请检查这一行的引号", "%s — check the quotes on this line", csvErrText(err))
 				continue
 			}
-			bad(0, "cannot read: %v", err)
+			bad(0, "", "无法读取文件，请重新选择后再试", "cannot read: %v", err)
 			break
 		}
 		line, _ := cr.FieldPos(0)
 		if len(rec) != len(header) {
-			bad(line, "has %d columns, the header has %d — check for a missing or extra comma", len(rec), len(header))
+			bad(line, "", fmt.Sprintf("这一行有 %d 列，表头有 %d 列，请检查是否少了或多了逗号", len(rec), len(header)),
+				"has %d columns, the header has %d — check for a missing or extra comma", len(rec), len(header))
 			continue
 		}
 		get := func(c string) string {
@@ -140,23 +147,24 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		}
 		var d model.Department
 		lineOK := true
-		fail := func(format string, args ...any) {
-			bad(line, format, args...)
+		fail := func(field, said, format string, args ...any) {
+			bad(line, field, said, format, args...)
 			lineOK = false
 		}
 		if s := get("dept_id"); s == "" {
-			fail("dept_id is missing — every department needs its OA DEPT_ID")
+			fail("dept_id", "DEPT_ID 为空：每个部门都要填写它在 OA 中的部门 ID", "dept_id is missing — every department needs its OA DEPT_ID")
 		} else if v, err := strconv.ParseInt(s, 10, 64); err != nil || v <= 0 {
-			fail("dept_id %q is not a positive integer", s)
+			fail("dept_id", fmt.Sprintf("DEPT_ID「%s」不是正整数，请填写 OA 中的数字部门 ID", s), "dept_id %q is not a positive integer — write the department's numeric OA id", s)
 		} else if first, dup := seen[v]; dup {
-			fail("dept_id %d is repeated (first on line %d) — keep one row per department", v, first)
+			fail("dept_id", fmt.Sprintf("DEPT_ID %d 与第 %d 行重复，每个部门只保留一行", v, first),
+				"dept_id %d is repeated (first on line %d) — keep one row per department", v, first)
 		} else {
 			d.DeptID = v
 			seen[v] = line
 		}
 		d.DeptName = get("dept_name")
 		if d.DeptName == "" {
-			fail("dept_name is empty")
+			fail("dept_name", "DEPT_NAME 为空，请填写部门名称", "dept_name is empty — write the department's name")
 		}
 		optInt64 := func(c string) *int64 {
 			s := get(c)
@@ -165,7 +173,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 			}
 			v, err := strconv.ParseInt(s, 10, 64)
 			if err != nil {
-				fail("%s %q is not an integer", c, s)
+				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer — write a number or leave it empty", c, s)
 				return nil
 			}
 			return &v
@@ -177,7 +185,7 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 			}
 			v, err := strconv.Atoi(s)
 			if err != nil {
-				fail("%s %q is not an integer", c, s)
+				fail(c, fmt.Sprintf("%s「%s」不是整数，请填写数字或留空", strings.ToUpper(c), s), "%s %q is not an integer — write a number or leave it empty", c, s)
 				return nil
 			}
 			return &v
@@ -195,14 +203,16 @@ func ReadDepartmentsCSV(r io.Reader, name string) ([]model.Department, []LineErr
 		if s := get("updated_at"); s != "" {
 			t, ok := parseDeptTime(s)
 			if !ok {
-				fail("updated_at %q is not a date — use 2024-03-05 or 2024-03-05 14:30:00", s)
+				fail("updated_at", fmt.Sprintf("UPDATED_AT「%s」不是日期，请写成 2024-03-05 或 2024-03-05 14:30:00", s),
+					"updated_at %q is not a date — use 2024-03-05 or 2024-03-05 14:30:00", s)
 			} else {
 				d.UpdatedAt = &t
 			}
 		}
 		for _, lim := range deptLengths {
 			if n := len([]rune(get(lim.col))); n > lim.max {
-				fail("%s is %d characters long, at most %d fit", lim.col, n, lim.max)
+				fail(lim.col, fmt.Sprintf("%s 有 %d 个字，最多 %d 个，请缩短", strings.ToUpper(lim.col), n, lim.max),
+					"%s is %d characters long, at most %d fit — shorten it", lim.col, n, lim.max)
 			}
 		}
 		if lineOK {
@@ -236,7 +246,7 @@ func decodeCSVText(raw []byte) (string, *LineError) {
 		}
 		if !cleanGB18030(line) {
 			return "", &LineError{Line: i + 1, Msg: "this line is neither UTF-8 nor GB18030/GBK text — " +
-				"save the file as UTF-8 and import again"}
+				"save the file as UTF-8 and import again", Said: "这一行既不是 UTF-8 也不是 GB18030/GBK 编码的文字，请把文件另存为 UTF-8 后重新导入"}
 		}
 		if firstGB == 0 {
 			firstGB = i + 1
@@ -244,7 +254,8 @@ func decodeCSVText(raw []byte) (string, *LineError) {
 	}
 	if firstUTF8 > 0 {
 		return "", &LineError{Line: firstGB, Msg: fmt.Sprintf("this line is GB18030/GBK text but line %d is UTF-8 — "+
-			"save the whole file in one encoding (UTF-8) and import again", firstUTF8)}
+			"save the whole file in one encoding (UTF-8) and import again", firstUTF8),
+			Said: fmt.Sprintf("这一行是 GB18030/GBK 编码，而第 %d 行是 UTF-8，请把整个文件另存为同一种编码（UTF-8）后重新导入", firstUTF8)}
 	}
 	out, _ := simplifiedchinese.GB18030.NewDecoder().Bytes(raw)
 	return string(out), nil

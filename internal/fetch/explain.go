@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+
+	"zhizhi/internal/config/zone"
 )
 
 // StatusError is a site's answer whose status is not a success (nor a
@@ -39,7 +41,13 @@ func Explain(what string, err error) string {
 	case errors.Is(err, ErrCaptcha):
 		return "网站要求输入验证码，已停止访问该网站，需有人查看并在“主机”页解除后再试"
 	case errors.As(err, &re) && re.Unreachable:
-		return "无法读取该网站的 robots.txt（网站连不上或出错），按礼貌规则暂不访问：" + re.Error()
+		// The fetcher's sentence is English with UTC times; the reader
+		// gets the retry time on the console's clock instead.
+		s := "无法读取该网站的 robots.txt（网站连不上或出错），按礼貌规则暂不访问"
+		if !re.RetryAt.IsZero() {
+			s += "，" + re.RetryAt.In(zone.Display()).Format("2006-01-02 15:04") + " 后再试"
+		}
+		return s
 	case errors.As(err, &re):
 		return "该网站的 robots.txt 不允许访问此页：" + re.Error()
 	case errors.As(err, &rf):

@@ -80,6 +80,8 @@ type RobotsError struct {
 	// Unreachable: robots.txt could not be read (network error, 5xx, 429),
 	// so the whole host is refused; Why is then the whole sentence.
 	Unreachable bool
+	// RetryAt: when an unreachable robots.txt is asked for again.
+	RetryAt time.Time
 }
 
 func (e *RobotsError) Error() string {

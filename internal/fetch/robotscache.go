@@ -138,7 +138,7 @@ func (c *Client) checkRobots(ctx context.Context, u *url.URL, pol SitePolicy, ca
 	}
 	if e.failed() {
 		// Not a rule of the site's: there is no file to cite.
-		return &RobotsError{URL: u.String(), Unreachable: true,
+		return &RobotsError{URL: u.String(), Unreachable: true, RetryAt: e.retryAt(),
 			Why: fmt.Sprintf("%s; failing since %s, next try at %s", robotsUnreachable(e.cause),
 				e.failingSince.UTC().Format(time.RFC3339), e.retryAt().UTC().Format(time.RFC3339))}
 	}

@@ -138,24 +138,13 @@ func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) 
 		return rep, err
 	}
 	rep.Targets = len(targets)
-	loc := scheduleLocation()
 	for _, t := range targets {
-		since := t.CreatedAt
-		if t.LastArticleTime != nil {
-			since = *t.LastArticleTime
-		}
-		never := neverCollected(t)
-		var dueBy *time.Time
-		if never {
-			d := firstDue(t, loc)
-			dueBy = &d
-		}
-		if IsStale(since, t.CadenceDays, now) || (never && now.After(*dueBy)) {
+		if v := Judge(t, now); v.Stale {
 			rep.Stale = append(rep.Stale, StaleTarget{
 				TargetCode: t.TargetCode, TargetName: t.TargetName, SiteCode: t.SiteCode, CadenceDays: t.CadenceDays,
-				LastArticleTime: t.LastArticleTime, QuietSince: since,
-				QuietDays: now.Sub(since).Hours() / 24, LimitDays: StaleFactor * t.CadenceDays,
-				NeverCollected: never, DueBy: dueBy,
+				LastArticleTime: t.LastArticleTime, QuietSince: v.QuietSince,
+				QuietDays: now.Sub(v.QuietSince).Hours() / 24, LimitDays: StaleFactor * t.CadenceDays,
+				NeverCollected: v.NeverCollected, DueBy: v.DueBy,
 			})
 		}
 		if t.LastRun != nil && t.LastRun.Outcome == store.RunFailed {
@@ -208,6 +197,37 @@ func Check(ctx context.Context, st *store.Store, now time.Time) (Report, error) 
 		}
 	}
 	return rep, nil
+}
+
+// Verdict is what health says of one enabled target at a moment.
+type Verdict struct {
+	// Stale: listed by health — quiet past the stale rule, or never
+	// collected past its first scheduled time plus NeverCollectedGrace.
+	Stale bool
+	// NeverCollected: no crawl of it ever finished with anything to show
+	// (stale or not yet); DueBy is then when it becomes stale for that.
+	NeverCollected bool
+	DueBy          *time.Time
+	// QuietSince is its newest article's time, or when it was added;
+	// Quiet: more than StaleFactor cadences have passed since.
+	QuietSince time.Time
+	Quiet      bool
+}
+
+// Judge applies health's rules to one enabled target, so every page that
+// shows a target's health says what health says.
+func Judge(t store.HealthTarget, now time.Time) Verdict {
+	v := Verdict{QuietSince: t.CreatedAt, NeverCollected: neverCollected(t)}
+	if t.LastArticleTime != nil {
+		v.QuietSince = *t.LastArticleTime
+	}
+	if v.NeverCollected {
+		d := firstDue(t, scheduleLocation())
+		v.DueBy = &d
+	}
+	v.Quiet = IsStale(v.QuietSince, t.CadenceDays, now)
+	v.Stale = v.Quiet || (v.NeverCollected && now.After(*v.DueBy))
+	return v
 }
 
 // neverCollected: no crawl of the target ever finished with anything to

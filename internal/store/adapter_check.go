@@ -68,7 +68,7 @@ func (s *Store) RecordAdapterChecks(ctx context.Context, adapterID, actor string
 		}
 		after, _ := json.Marshal(summary)
 		return tx.RecordAudit(ctx, &AuditEntry{Actor: actor, Action: "adapter.detect", ObjectType: "adapter",
-			ObjectID: adapterID, After: after, Detail: fmt.Sprintf("checked %d sites", len(checks))})
+			ObjectID: adapterID, After: after, Detail: fmt.Sprintf("检测了 %d 个站点", len(checks))})
 	})
 }
 

@@ -33,7 +33,7 @@ func (s *Store) ImportDepartmentsBy(ctx context.Context, actor string, depts []m
 			return err
 		}
 		return tx.RecordAudit(ctx, &AuditEntry{Actor: actor, Action: "department.import", ObjectType: "department",
-			After: after, Detail: fmt.Sprintf("%d read, %d created, %d updated", res.Read, res.Created, res.Updated)})
+			After: after, Detail: fmt.Sprintf("读取 %d 个，新建 %d 个，更新 %d 个", res.Read, res.Created, res.Updated)})
 	})
 	if err != nil {
 		return DepartmentImport{}, err

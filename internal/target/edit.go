@@ -162,6 +162,11 @@ func (s *Service) buildCMSTarget(ctx context.Context, p *problems, site *model.S
 	if tg.TargetCode == "" && in.ColumnID != "" {
 		tg.TargetCode = config.DefaultTargetCode(site.SiteCode, dept.DeptPath, in.ColumnID)
 	}
+	if g, err := s.GroupCovered(ctx, site.ID, dept.ID, in.ColumnID); err != nil {
+		p.add("column_id", "无法读取栏目目录：%v", err)
+	} else if g != nil {
+		p.add("column_id", "%s", g.Warning())
+	}
 }
 
 // Update checks the patch, runs the dry-run gate (when the target has a
@@ -223,7 +228,7 @@ func (s *Service) update(ctx context.Context, code string, patch Patch, actor st
 		}
 		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.update", ObjectType: "target",
 			ObjectID: code, Before: auditJSON(before), After: auditJSON(after),
-			Detail: "changed " + strings.Join(changed, ", ")})
+			Detail: "修改了 " + strings.Join(changed, "、")})
 	})
 	if err != nil {
 		return res, fmt.Errorf("update target %s: %w", code, err)
@@ -444,7 +449,7 @@ func (s *Service) Revert(ctx context.Context, code, field, actor string) (*model
 		out = &after
 		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.revert", ObjectType: "target",
 			ObjectID: code, Before: auditJSON(before), After: auditJSON(&after),
-			Detail: fmt.Sprintf("%s back to the YAML value (override by %s)", field, overrides[i].ChangedBy)})
+			Detail: fmt.Sprintf("%s 恢复为 YAML 中的值（原由 %s 修改）", field, overrides[i].ChangedBy)})
 	})
 	if err != nil {
 		return nil, fmt.Errorf("revert %s of target %s: %w", field, code, err)

@@ -32,7 +32,10 @@ type ColumnPreview struct {
 	Items  []PreviewItem     `json:"items"`
 	// Problem says why the list could not be read (the site refused, the
 	// column is gone, robots.txt forbids it …); Items is empty then.
-	Problem string    `json:"problem,omitempty"`
+	Problem string `json:"problem,omitempty"`
+	// Warning: a group column whose posts its children's targets already
+	// collect (GroupCovered); subscribing would collect nothing.
+	Warning string    `json:"warning,omitempty"`
 	ReadAt  time.Time `json:"read_at"`
 }
 
@@ -71,6 +74,15 @@ func (s *Service) PreviewColumn(ctx context.Context, registryID int64) (*ColumnP
 	site, err := s.Store.SiteByID(ctx, e.SiteID)
 	if err != nil {
 		return nil, err
+	}
+	if e.TargetCode == "" {
+		g, err := s.GroupCovered(ctx, site.ID, dept.ID, e.ColumnID)
+		if err != nil {
+			return nil, err
+		}
+		if g != nil {
+			p.Warning = g.Warning()
+		}
 	}
 	items, err := s.List(ctx, site, columnTarget(site, dept, e))
 	p.ReadAt = time.Now()

@@ -136,6 +136,11 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return nil, "", err
 	}
+	if g, err := s.GroupCovered(ctx, site.ID, dept.ID, e.ColumnID); err != nil {
+		return nil, "", err
+	} else if g != nil {
+		return nil, g.Warning(), nil
+	}
 	var p problems
 	cron := s.scheduleCron(&p, code, d.Schedule)
 	if err := p.err(); err != nil {
@@ -153,7 +158,7 @@ func (s *Service) subscribeOne(ctx context.Context, tx *store.Tx, e *store.Colum
 	}
 	sub.Status = StatusCreated
 	return tg, "", tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.subscribe", ObjectType: "target",
-		ObjectID: code, After: auditJSON(tg), Detail: fmt.Sprintf("from column registry %d (%s)", e.ID, e.ColumnName)})
+		ObjectID: code, After: auditJSON(tg), Detail: fmt.Sprintf("订阅自栏目目录 %d（%s）", e.ID, e.ColumnName)})
 }
 
 // resubscribe enables a column's existing target, or reports it already
@@ -165,7 +170,7 @@ func (s *Service) resubscribe(ctx context.Context, tx *store.Tx, tg *model.Targe
 	}
 	sub.Status = StatusReenabled
 	_, err := switchEnabled(ctx, tx, tg, true, "target.subscribe",
-		fmt.Sprintf("re-enabled from column registry %d (%s)", e.ID, e.ColumnName), actor)
+		fmt.Sprintf("从栏目目录 %d（%s）重新启用", e.ID, e.ColumnName), actor)
 	return err
 }
 

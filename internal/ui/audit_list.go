@@ -14,6 +14,7 @@ const auditPageSize = 50
 
 type auditData struct {
 	ObjectType, Actor string
+	ActorLabel        string // the filter's actor in words
 	Objects           []auditOption
 	Entries           []auditRow
 	NextURL           string
@@ -32,7 +33,10 @@ type auditRow struct {
 // the object before and after.
 func (c *console) auditList(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	d := auditData{ObjectType: strings.TrimSpace(q.Get("object_type")), Actor: strings.TrimSpace(q.Get("actor"))}
+	d := auditData{ObjectType: strings.TrimSpace(q.Get("object_type")), Actor: auditActorCode(q.Get("actor"))}
+	if d.Actor != "" {
+		d.ActorLabel = auditActor(d.Actor)
+	}
 	for code, label := range auditObjects {
 		d.Objects = append(d.Objects, auditOption{Code: code, Label: label})
 	}

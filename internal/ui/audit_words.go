@@ -88,6 +88,33 @@ func auditActor(actor string) string {
 	return actor
 }
 
+// auditActorCode reads an actor as a person types it in the filter — in
+// words as the page shows them (用户 wangfang, 命令行 root, 系统,
+// API 密钥 7（alice）) or as recorded (user:wangfang) — back to the
+// recorded form.
+func auditActorCode(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "系统" {
+		return "system"
+	}
+	for _, k := range []struct{ words, code string }{{"用户", "user"}, {"命令行", "cli"}, {"API 密钥", "apikey"}} {
+		name, ok := strings.CutPrefix(s, k.words)
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		if name == "" {
+			return s
+		}
+		if k.code == "apikey" {
+			name = strings.NewReplacer("（", "(", "）", ")").Replace(name)
+			name = strings.ReplaceAll(name, " (", "(")
+		}
+		return k.code + ":" + name
+	}
+	return s
+}
+
 // plainJSON undoes the HTML-safe escapes encoding/json writes for <, > and
 // & (\u003c, \u003e, \u0026), so a stored "<script>" reads as written; the
 // page's template escapes it for HTML. An escaped backslash before "u003c"

@@ -70,6 +70,11 @@ type catalogData struct {
 	Action  string // 订阅 | 退订
 	Results []target.Subscription
 	Refused []string
+	// SiteNames names the results' sites, by site code.
+	SiteNames map[string]string
+	// Covered: the page's group columns whose posts their children's
+	// targets already collect, by catalog id.
+	Covered map[int64]*target.GroupCover
 }
 
 // catalogList is the column catalog: every column the CMS adapters have
@@ -119,9 +124,16 @@ func (c *console) catalogData(ctx context.Context, q url.Values) (*catalogData, 
 		f.Page = p
 	}
 	d.Filter = f
+	sites, err := c.store.ListSites(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	d.SiteNames = map[string]string{}
+	for _, s := range sites {
+		d.SiteNames[s.SiteCode] = s.SiteName
+	}
 	sf := store.ColumnFilter{AdminLevel: f.Level, Site: f.Site, AdapterID: f.Adapter, SubscribedOnly: f.Sub == "yes",
 		UnsubscribedOnly: f.Sub == "no"}
-	var err error
 	// The cloud counts the columns the other filters leave, so a click
 	// on a tag never leads to an empty page.
 	if d.Tags, err = c.store.ColumnTagCounts(ctx, sf); err != nil {
@@ -135,6 +147,23 @@ func (c *console) catalogData(ctx context.Context, q url.Values) (*catalogData, 
 	sf.Limit, sf.Offset = catalogPageSize, (page-1)*catalogPageSize
 	if d.Rows, err = c.store.ListColumnEntries(ctx, sf); err != nil {
 		return nil, "", err
+	}
+	d.Covered = map[int64]*target.GroupCover{}
+	judged := map[int64]map[int64]*target.GroupCover{}
+	for _, row := range d.Rows {
+		if row.ColumnPath == "" || row.Subscribed() {
+			continue
+		}
+		covers, ok := judged[row.SiteID]
+		if !ok {
+			if covers, err = c.targets.GroupsCovered(ctx, row.SiteID); err != nil {
+				return nil, "", err
+			}
+			judged[row.SiteID] = covers
+		}
+		if g := covers[row.ID]; g != nil {
+			d.Covered[row.ID] = g
+		}
 	}
 	v := f.query()
 	d.Query = v.Encode()

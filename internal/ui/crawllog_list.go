@@ -35,7 +35,7 @@ type crawlLogFilter struct {
 
 type crawlLogRow struct {
 	model.CrawlLog
-	SiteCode, TargetCode string
+	SiteCode, SiteName, TargetCode string
 }
 
 type crawlLogData struct {
@@ -114,7 +114,7 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 	for _, l := range logs {
 		row := crawlLogRow{CrawlLog: l}
 		if l.SiteID != nil {
-			row.SiteCode = siteByID[*l.SiteID].SiteCode
+			row.SiteCode, row.SiteName = siteByID[*l.SiteID].SiteCode, siteByID[*l.SiteID].SiteName
 		}
 		if l.TargetID != nil {
 			row.TargetCode = targetCode[*l.TargetID]

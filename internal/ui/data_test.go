@@ -376,7 +376,7 @@ func TestDepartmentImport(t *testing.T) {
 		if rec.Code != http.StatusBadRequest {
 			t.Errorf("bad file: status %d, want 400", rec.Code)
 		}
-		for _, s := range []string{"有 2 行有误，未导入任何部门", "第 3 行", "第 5 行", `dept_id &#34;abc&#34; is not a positive integer`} {
+		for _, s := range []string{"有 2 行有误，未导入任何部门", "第 3 行：DEPT_ID「abc」不是正整数", "第 5 行：DEPT_NAME 为空"} {
 			if !strings.Contains(body, s) {
 				t.Errorf("bad file: page lacks %q", s)
 			}

@@ -59,10 +59,14 @@ func (c *console) departmentImport(w http.ResponseWriter, r *http.Request) {
 				d.MoreBad = len(bad) - maxBadLines
 				break
 			}
+			said := e.Said
+			if said == "" {
+				said = e.Msg
+			}
 			if e.Line > 0 {
-				d.BadLines = append(d.BadLines, fmt.Sprintf("第 %d 行：%s", e.Line, e.Msg))
+				d.BadLines = append(d.BadLines, fmt.Sprintf("第 %d 行：%s", e.Line, said))
 			} else {
-				d.BadLines = append(d.BadLines, e.Msg)
+				d.BadLines = append(d.BadLines, said)
 			}
 		}
 		refuse(http.StatusBadRequest, fmt.Sprintf("文件中有 %d 行有误，未导入任何部门。请修改下列各行后重新上传。", len(bad)))

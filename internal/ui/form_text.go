@@ -34,7 +34,7 @@ type formTexts struct {
 
 var (
 	fieldTag     = regexp.MustCompile(`(?s)<(input|textarea|select)\b[^>]*?\bname="([^"{}]+)"[^>]*>`)
-	attr         = regexp.MustCompile(`\b(id|aria-label)="([^"{}]*)"`)
+	labelAttr    = regexp.MustCompile(`\b(id|aria-label)="([^"{}]*)"`)
 	labelFor     = regexp.MustCompile(`(?s)<label\b[^>]*\bfor="([^"{}]+)"[^>]*>(.*?)</label>`)
 	labelOpen    = regexp.MustCompile(`(?s)<label\b[^>]*>([^<]*)$`)
 	templateText = regexp.MustCompile(`(?s)\{\{.*?\}\}|<[^>]*>`)
@@ -68,7 +68,7 @@ func readFormTexts(files fs.FS) (*formTexts, error) {
 				continue
 			}
 			var label string
-			for _, a := range attr.FindAllStringSubmatch(tag, -1) {
+			for _, a := range labelAttr.FindAllStringSubmatch(tag, -1) {
 				switch a[1] {
 				case "aria-label":
 					label = a[2]

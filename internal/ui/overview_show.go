@@ -22,6 +22,7 @@ type overviewData struct {
 	Hosts          []hostIssueView
 	QueueDepth     int // jobs waiting or running
 	QueueStates    []stateCount
+	SiteNames      map[string]string // by site code
 }
 
 type stateCount struct {
@@ -48,6 +49,10 @@ func (c *console) overviewShow(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Sites = len(sites)
+	d.SiteNames = map[string]string{}
+	for _, s := range sites {
+		d.SiteNames[s.SiteCode] = s.SiteName
+	}
 	targets, err := c.store.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})
 	if err != nil {
 		c.serverError(w, r, err)

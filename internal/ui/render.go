@@ -229,6 +229,9 @@ func (c *console) funcs() template.FuncMap {
 		"jobState":    jobStateLabel,
 		"jobStateCls": jobStateClass,
 		"jobKind":     jobKindLabel,
+		"detect":      detectLabel,
+		"runner":      runnerLabel,
+		"errorClass":  errorClassLabel,
 		"strategy":    strategyLabel,
 	}
 }

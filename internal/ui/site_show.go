@@ -4,8 +4,8 @@ import (
 	"errors"
 	"net/http"
 	"path/filepath"
+	"time"
 
-	"zhizhi/internal/health"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
@@ -14,6 +14,10 @@ type targetRow struct {
 	model.Target
 	Stale     bool
 	QuietDays int
+	// NeverCollected: enabled and never collected (stale too once its
+	// first scheduled time plus health's grace has passed); Quiet: past
+	// the stale rule's cadences without a new article.
+	NeverCollected, Quiet bool
 }
 
 type siteData struct {
@@ -51,15 +55,14 @@ func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
 		c.serverError(w, r, err)
 		return
 	}
+	runs, err := c.store.LastTargetRuns(ctx)
+	if err != nil {
+		c.serverError(w, r, err)
+		return
+	}
 	now := c.now()
 	for _, t := range targets {
-		since := t.CreatedAt
-		if t.LastArticleTime != nil {
-			since = *t.LastArticleTime
-		}
-		row := targetRow{Target: t, QuietDays: int(now.Sub(since).Hours() / 24)}
-		row.Stale = t.Enabled && health.IsStale(since, t.ExpectedCadenceDays, now)
-		d.Targets = append(d.Targets, row)
+		d.Targets = append(d.Targets, newTargetRow(t, runs, now))
 	}
 	p := page{Title: "站点 · " + site.SiteName, Active: "sites", Data: d}
 	q := r.URL.Query()
@@ -67,6 +70,17 @@ func (c *console) siteShow(w http.ResponseWriter, r *http.Request) {
 		crawlNotice(&p, q, t.TargetCode, t.TargetName, "立即采集")
 	}
 	c.render(w, r, http.StatusOK, "site", p)
+}
+
+// newTargetRow is t's row with its health as health judges it.
+func newTargetRow(t model.Target, runs map[int64]store.TargetRun, now time.Time) targetRow {
+	var run *store.TargetRun
+	if r, ok := runs[t.ID]; ok {
+		run = &r
+	}
+	v := targetHealth(t, run, now)
+	return targetRow{Target: t, QuietDays: int(now.Sub(v.QuietSince).Hours() / 24),
+		Stale: t.Enabled && v.Stale, NeverCollected: t.Enabled && v.NeverCollected, Quiet: t.Enabled && v.Quiet}
 }
 
 func bindingLabel(b string) string {

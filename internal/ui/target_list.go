@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"zhizhi/internal/health"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
@@ -122,12 +121,7 @@ func (c *console) targetRows(ctx context.Context, f store.TargetFilter, sites []
 	now := c.now()
 	out := make([]targetListRow, 0, len(targets))
 	for _, t := range targets {
-		since := t.CreatedAt
-		if t.LastArticleTime != nil {
-			since = *t.LastArticleTime
-		}
-		row := targetListRow{targetRow: targetRow{Target: t, QuietDays: int(now.Sub(since).Hours() / 24)}}
-		row.Stale = t.Enabled && health.IsStale(since, t.ExpectedCadenceDays, now)
+		row := targetListRow{targetRow: newTargetRow(t, runs, now)}
 		s := siteByID[t.SiteID]
 		row.SiteCode, row.SiteName = s.SiteCode, s.SiteName
 		if t.DeptID != nil {

@@ -163,7 +163,7 @@ func TestTargetPages(t *testing.T) {
 			{"detail", "/admin/targets/lianzhou_tzgg", viewer, []string{"设置与来源", "列表页网址", "样例文章网址", "部门归属",
 				"预期更新周期（天）", "YAML", "最近运行", "还没有运行记录"}},
 			{"new form", "/admin/targets/new", op, []string{"新增采集目标", "所属站点", "目标代码", "列表页网址", "样例文章网址",
-				"是否属于本地部门", "本地部门", "栏目名称", "栏目路径", "内容分类", "内容子类", "每日", "每周", "每月", "自定义 cron",
+				"是否属于本地部门", "本地部门", "栏目名称", "栏目路径", "内容分类", "内容子类", "每日", "每周", "每月", "自定义时间表",
 				"预期更新周期（天）", "请求间隔（秒）", "启用", "试运行", "保存"}},
 			{"edit form", "/admin/targets/lianzhou_tzgg/edit", op, []string{"编辑采集目标", "lianzhou_tzgg",
 				lianzhouArticle, "试运行"}},
