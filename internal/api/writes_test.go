@@ -49,7 +49,7 @@ func TestDepartmentImport(t *testing.T) {
 			t.Fatalf("department 40 after import: %+v %v", d, err)
 		}
 		es := audits(t, st, "department")
-		if len(es) != 1 || es[0].Actor != "user:li" || es[0].Action != "department.import" || !strings.Contains(es[0].Detail, "1 created") {
+		if len(es) != 1 || es[0].Actor != "user:li" || es[0].Action != "department.import" || !strings.Contains(es[0].Detail, "新建 1 个") {
 			t.Fatalf("audit %+v, want one department.import by user:li", es)
 		}
 
