@@ -56,7 +56,7 @@ start_pg() {
     port_free "$port" || continue
     tries=$((tries + 1))
     if as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 60 \
-      -o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      -o "-p $port -k $PGDIR -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=500" \
       start >/dev/null 2>&1; then
       export ZHIZHI_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
       say "PostgreSQL $("$PGBIN/postgres" --version | awk '{print $3}') on 127.0.0.1:$port (throwaway cluster in $PGDIR)"
@@ -110,8 +110,15 @@ export ZHIZHI_TEST_ARTIFACTS=${ZHIZHI_TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$ZHIZHI_TEST_ARTIFACTS"
 say "test artifacts (console screenshots) go to $ZHIZHI_TEST_ARTIFACTS"
 start=$SECONDS
+# -parallel 16: the tests that call t.Parallel (internal/cli's end-to-end
+# tests that mostly wait, on the simulated web's polite pace and on the
+# processes they start and kill) all run at once, so their waits overlap
+# instead of adding up; every other test runs one after another as before.
+# The default (one per core) would leave most of them waiting for a slot.
+# Packages: go test's default, one per core at a time. -timeout is per
+# package binary, a safety net far above the slowest package.
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+go test -count=1 -parallel 16 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
 say "go test took $((SECONDS - start))s"
 
 # --- short fuzz passes over the code that reads hostile input -----------------

@@ -33,6 +33,7 @@ func TestAuditSealSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the binary a dozen times; skipped with -short")
 	}
+	waitBound(t)
 	eachDialect(t, func(t *testing.T, dir, dsn string) {
 		// Each killed run seals at most the 1–3 days waited for, the line
 		// or two read but not yet looked at, the few lines its stdout

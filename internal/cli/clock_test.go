@@ -20,6 +20,7 @@ import (
 // when unset), and the command line names the zone. A breaker open until
 // 2030-01-02 00:23 UTC is 08:23 in Beijing, 00:23 in UTC, 09:23 in Tokyo.
 func TestClockFaceOneZone(t *testing.T) {
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectSQLite)
 	keepTargets(t, sw.st, "gd_ref_wjk")
 	const host = "www.clock.gov.test"

@@ -49,8 +49,10 @@ func TestCrawlExitStatus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls the simulated web at polite rates")
 	}
+	waitBound(t)
 
 	t.Run("every article failing exits 1 and names the target", func(t *testing.T) {
+		waitBound(t)
 		db := newCrawledDB(t, false)
 		env := append(slices.Clone(db.env), "ZHIZHI_CONFIG_DIR="+brokenDetailConfig(t))
 		r := runZhizhi(t, env, "crawl", "--target", "lianzhou_rsxx")
@@ -66,6 +68,7 @@ func TestCrawlExitStatus(t *testing.T) {
 	})
 
 	t.Run("a clean crawl exits 0", func(t *testing.T) {
+		waitBound(t)
 		db := newCrawledDB(t, false)
 		r := runZhizhi(t, db.env, "crawl", "--target", "lianzhou_rsxx")
 		if r.code != 0 || !strings.Contains(r.stdout, "✓ 成功") {
@@ -74,6 +77,7 @@ func TestCrawlExitStatus(t *testing.T) {
 	})
 
 	t.Run("a column robots.txt forbids is not a failure", func(t *testing.T) {
+		waitBound(t)
 		db := newCrawledDB(t, false)
 		r := runZhizhi(t, db.env, "crawl", "--target", "gd_ref_rsrm")
 		if r.code != 0 || !strings.Contains(r.stdout, "⛔ robots 禁止") {
@@ -204,6 +208,7 @@ func TestCrawlInterruptedByCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary, runs Chromium")
 	}
+	waitBound(t)
 	if !crawltest.Chromium(t) {
 		t.Skip("needs Chromium")
 	}
@@ -262,6 +267,7 @@ func TestCrawlSIGTERMAbandonsHungRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls the simulated web")
 	}
+	waitBound(t)
 	db := newCrawledDB(t, false)
 	const host = "www.lianzhou.gov.test"
 	// The first article page asked for never answers.

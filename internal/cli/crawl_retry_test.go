@@ -20,6 +20,7 @@ func TestCrawlPendingRetryIsNotSuccess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls the simulated web")
 	}
+	waitBound(t)
 	db := newCrawledDB(t, false)
 	const host, code = "www.lianzhou.gov.test", "lianzhou_tzgg"
 	var article string

@@ -24,6 +24,7 @@ func TestDemoOnceMatchesTruth(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
+	waitBound(t)
 	browser := crawltest.Chromium(t)
 	dir := t.TempDir()
 	// The demo's own directory; the operator's settings point elsewhere

@@ -27,6 +27,7 @@ func TestConfigDocExamplesWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and validates against the simulated web")
 	}
+	waitBound(t)
 	doc, err := os.ReadFile(filepath.Join(repoRoot, "docs", "config.md"))
 	if err != nil {
 		t.Fatal(err)

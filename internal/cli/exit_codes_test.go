@@ -82,6 +82,7 @@ func TestExitCodeTableNamesEveryCommand(t *testing.T) {
 // an empty migrated database (0), usage errors (2), and audit verify's
 // three answers — all good (0), a changed record (1), could not check (2).
 func TestExitCodes(t *testing.T) {
+	waitBound(t)
 	table := exitTable(t)
 	dir := t.TempDir()
 	typo := []string{"ZHIZHI_DATA_DIR=" + filepath.Join(dir, "typo")}

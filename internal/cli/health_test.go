@@ -27,6 +27,7 @@ func TestHealthCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls the simulated web")
 	}
+	waitBound(t)
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbURL := "sqlite://" + filepath.Join(dir, "zhizhi.db")

@@ -78,6 +78,7 @@ func TestCrawlSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
+	waitBound(t)
 	const kills = 20
 	browser := crawltest.Chromium(t)
 	db := newCrawledDB(t, false)

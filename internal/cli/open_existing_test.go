@@ -34,6 +34,7 @@ var readCommands = [][]string{
 // no file, no table. After `zhizhi migrate` the same health reads the new
 // database and says all is well.
 func TestReadCommandsNeverCreateADatabase(t *testing.T) {
+	waitBound(t)
 	dir := t.TempDir()
 	typo := filepath.Join(dir, "typo")
 	missing := filepath.Join(dir, "missing", "dir", "z.db")

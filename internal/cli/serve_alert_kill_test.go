@@ -30,8 +30,12 @@ import (
 // as it starts; on PostgreSQL River's rescuer does, after the job budget
 // (20 s here) and its grace.
 func TestServeAlertKilledAfterDelivery(t *testing.T) {
+	waitBound(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
-		t.Run(dialect, func(t *testing.T) { testServeAlertKilledAfterDelivery(t, dialect) })
+		t.Run(dialect, func(t *testing.T) {
+			waitBound(t)
+			testServeAlertKilledAfterDelivery(t, dialect)
+		})
 	}
 }
 

@@ -152,8 +152,10 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates; skipped with -short")
 	}
+	waitBound(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
+			waitBound(t)
 			const (
 				slow    = "lianzhou_tzgg" // 10 articles: still crawling at the signal
 				hung    = "gd_ref_wjk"    // its request in flight at the signal never answers
@@ -459,8 +461,10 @@ func TestCrawlEnqueueThroughBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates; skipped with -short")
 	}
+	waitBound(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
+			waitBound(t)
 			const urgent = "gov_ref_xxgk"
 			scheduled := []string{"yingde_ydjyj_3203", "qingcheng_qcfgw_2852", "lianzhou_rsxx"}
 			sw := newServeWorld(t, dialect)

@@ -141,8 +141,12 @@ func TestServeReloadsSyncedConfig(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls a simulated site at polite rates; skipped with -short")
 	}
+	waitBound(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
-		t.Run(dialect, func(t *testing.T) { testServeReloadsSyncedConfig(t, dialect) })
+		t.Run(dialect, func(t *testing.T) {
+			waitBound(t)
+			testServeReloadsSyncedConfig(t, dialect)
+		})
 	}
 }
 

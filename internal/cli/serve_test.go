@@ -298,6 +298,7 @@ func TestServeTwoWorkersShareTheWork(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectPostgres)
 	a := sw.startServe(t, filepath.Join(sw.dataDir, "worker-a"), "--workers", "3")
 	b := sw.startServe(t, filepath.Join(sw.dataDir, "worker-b"), "--workers", "3")
@@ -342,8 +343,10 @@ func TestServeSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
+	waitBound(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
+			waitBound(t)
 			const kills = 10
 			sw := newServeWorld(t, dialect)
 			// A short budget, so that jobs are continued often (and on
@@ -403,6 +406,7 @@ func TestServeTakesBackAfterKillOnSQLite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates; skipped with -short")
 	}
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectSQLite)
 	ctx := context.Background()
 	q, err := queue.Open(ctx, queue.Options{Store: sw.st})

@@ -53,6 +53,7 @@ func TestSimCountiesCrawl(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and crawls four generated counties at polite rates (about a minute)")
 	}
+	waitBound(t)
 	// Only a safety net against a hung child; nothing measures time.
 	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()

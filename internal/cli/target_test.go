@@ -25,20 +25,14 @@ import (
 // which `make demo` lints, syncs and lists.
 const bundledConfig = "../../demo/config"
 
+// buildBinary is the zhizhi binary the package's tests share (built once,
+// by zhizhiBinary); skipped with -short.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the zhizhi binary; skipped with -short")
 	}
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go tool not on PATH")
-	}
-	bin := filepath.Join(t.TempDir(), "zhizhi")
-	if out, err := exec.Command(gobin, "build", "-o", bin, "zhizhi/cmd/zhizhi").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return zhizhiBinary(t)
 }
 
 // cliEnv runs the binary against one database and one config directory.
