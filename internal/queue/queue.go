@@ -3,8 +3,8 @@
 // articles as low-priority jobs, and the scheduler as a periodic job that
 // River's elected leader inserts. On SQLite River uses the embedded file
 // (one process); on PostgreSQL any number of processes on any number of
-// machines share the queue, River's rescuer takes back the jobs of one that
-// died, and the per-host politeness rules hold across all of them because
+// machines share the queue, each heartbeats in the database and the others
+// take back the jobs of one that stopped beating (heartbeat.go), and the per-host politeness rules hold across all of them because
 // the host lock and token bucket live in the database.
 package queue
 
