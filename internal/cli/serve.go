@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -279,7 +280,10 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	}()
 	sealer := &ledger.Sealer{Store: st, Human: humanLedger(st)}
 	host, _ := os.Hostname()
-	workerID := fmt.Sprintf("%s-%d", host, os.Getpid())
+	// The process's id in the queue and its heartbeat row: a restart with
+	// the same pid (a container's pid 1) is another process, whose
+	// predecessor's jobs must still be taken back.
+	workerID := fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.N(0x10000))
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: o.workers, Budget: o.budget, TickEvery: o.tick,
 		Location: o.loc, Log: slog.Default(), ID: workerID, Alerter: alerter, Cards: cards,

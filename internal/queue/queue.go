@@ -3,14 +3,13 @@
 // articles as low-priority jobs, and the scheduler as a periodic job that
 // River's elected leader inserts. On SQLite River uses the embedded file
 // (one process); on PostgreSQL any number of processes on any number of
-// machines share the queue, River's rescuer takes back the jobs of one that
-// died, and the per-host politeness rules hold across all of them because
+// machines share the queue, each heartbeats in the database and the others
+// take back the jobs of one that stopped beating (heartbeat.go), and the per-host politeness rules hold across all of them because
 // the host lock and token bucket live in the database.
 package queue
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -123,6 +122,8 @@ type Queue struct {
 
 	drainOnce sync.Once
 	drain     chan struct{}
+	// beatStop ends keepAlive, which closes beatDone.
+	beatStop, beatDone chan struct{}
 }
 
 // Migrate brings River's own tables up to date on st's database. Any number
@@ -211,6 +212,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		}
 		q.jobs, q.closeDB = c, pool.Close
 		q.counts = countsOf(c.Driver())
+		q.rescue = rescueOf(c.Driver())
 	default:
 		db, err := opts.Store.QueueSQLiteDB(ctx)
 		if err != nil {
@@ -243,56 +245,20 @@ func rescueOf[TTx any](d riverdriver.Driver[TTx]) func(ctx context.Context, para
 }
 
 // TakeBackOrphans hands the jobs an earlier process left running back to
-// the queue at once, with River's own rescue (the same update its rescuer
-// makes an hour later). Only for SQLite, whose database one serve process
-// holds at a time (store.LockServe): any job running there when serve
-// starts belongs to a process that is gone. It returns how many it took
-// back.
+// the queue at once (takeBack). Only for SQLite, whose database one serve
+// process holds at a time (store.LockServe): any job running there when
+// serve starts belongs to a process that is gone. On PostgreSQL the sweep
+// of dead processes does it (keepAlive). It returns how many it took back.
 func (q *Queue) TakeBackOrphans(ctx context.Context) (int, error) {
-	if q.rescue == nil {
+	if q.opts.Store.Dialect() != store.DialectSQLite {
 		return 0, nil
 	}
-	list, err := q.jobs.JobList(ctx, river.NewJobListParams().States(rivertype.JobStateRunning).First(10000))
+	n, err := q.takeBack(ctx, func(*rivertype.JobRow) bool { return true },
+		"taken back at start: the serve process that ran it stopped without finishing")
 	if err != nil {
-		return 0, fmt.Errorf("jobs left running: %w", err)
+		return n, fmt.Errorf("take back jobs left running: %w", err)
 	}
-	if len(list.Jobs) == 0 {
-		return 0, nil
-	}
-	now := time.Now().UTC()
-	params := &riverdriver.JobRescueManyParams{StuckHorizon: now}
-	var spent []int64 // jobs whose attempts are used up
-	for _, j := range list.Jobs {
-		state, finalized := rivertype.JobStateAvailable, (*time.Time)(nil)
-		if j.Attempt >= j.MaxAttempts {
-			state, finalized = rivertype.JobStateDiscarded, &now
-			spent = append(spent, j.ID)
-		}
-		msg, err := json.Marshal(rivertype.AttemptError{At: now, Attempt: j.Attempt,
-			Error: "taken back at start: the serve process that ran it stopped without finishing"})
-		if err != nil {
-			return 0, err
-		}
-		params.ID = append(params.ID, j.ID)
-		params.Error = append(params.Error, msg)
-		params.FinalizedAt = append(params.FinalizedAt, finalized)
-		// Its old place in the queue: it goes on before the jobs queued
-		// after it, as it would have.
-		params.ScheduledAt = append(params.ScheduledAt, j.ScheduledAt)
-		params.State = append(params.State, string(state))
-	}
-	if err := q.rescue(ctx, params); err != nil {
-		return 0, fmt.Errorf("take back jobs left running: %w", err)
-	}
-	// A process that died under a job is not the job failing: one whose
-	// attempts the deaths used up is given one more (River's retry of a
-	// discarded job), so kills alone never make a crawl give up.
-	for _, id := range spent {
-		if _, err := q.jobs.JobRetry(ctx, id); err != nil {
-			return 0, fmt.Errorf("take back job %d: %w", id, err)
-		}
-	}
-	return len(params.ID), nil
+	return n, nil
 }
 
 func (q *Queue) riverConfig() *river.Config {
@@ -379,10 +345,24 @@ func (q *Queue) log() *slog.Logger {
 // Scheduler returns the queue's scheduler (tests tick it by hand).
 func (q *Queue) Scheduler() *Scheduler { return q.scheduler }
 
-// Start begins working jobs; the leader starts the scheduler.
+// Start begins working jobs; the leader starts the scheduler. A working
+// queue first registers its process and then beats and sweeps until Stop
+// (keepAlive).
 func (q *Queue) Start(ctx context.Context) error {
+	if q.opts.Fetch != nil {
+		if err := q.register(ctx); err != nil {
+			return fmt.Errorf("job queue: %w", err)
+		}
+	}
 	if err := q.jobs.Start(ctx); err != nil {
 		return fmt.Errorf("job queue: %w", err)
+	}
+	if q.opts.Fetch != nil {
+		q.beatStop, q.beatDone = make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(q.beatDone)
+			q.keepAlive(q.beatStop)
+		}()
 	}
 	return nil
 }
@@ -406,6 +386,19 @@ func (q *Queue) Stop(grace time.Duration) error {
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil
+	}
+	if q.beatStop != nil {
+		close(q.beatStop)
+		<-q.beatDone
+		// Every job ended: the row goes. Jobs left running keep it, and
+		// with it going stale the others take them back in seconds.
+		if err == nil {
+			forget, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if ferr := q.opts.Store.ForgetServeProcess(forget, q.jobs.ID(), ""); ferr != nil {
+				q.log().Warn("queue: this process's heartbeat row stays; the others remove it in a minute", "err", ferr)
+			}
+		}
 	}
 	q.closeDB()
 	return err
