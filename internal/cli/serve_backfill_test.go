@@ -27,6 +27,7 @@ func TestServeStopsCardBackfillBeforeClosingTheStore(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectSQLite)
 	keepTargets(t, sw.st) // nothing to crawl: this is about the backfill
 	ctx := context.Background()

@@ -26,6 +26,7 @@ func TestServeTakesBackADeadWorkersJobs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectPostgres)
 	ctx := context.Background()
 	args := []string{"--workers", "2"}
