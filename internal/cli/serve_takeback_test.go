@@ -27,6 +27,7 @@ func TestServeTakesBackADeadWorkersJobs(t *testing.T) {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
 	waitBound(t)
+	busyCPUs(t)
 	sw := newServeWorld(t, store.DialectPostgres)
 	ctx := context.Background()
 	args := []string{"--workers", "2"}

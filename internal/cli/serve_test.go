@@ -338,20 +338,19 @@ func TestServeTwoWorkersShareTheWork(t *testing.T) {
 // process, on PostgreSQL one of two — and started again. In the end the
 // stored articles equal the truth with no duplicates, no job is left
 // queued or running (the dead workers' jobs were taken back), and the sites
-// saw no impolite request.
+// saw no impolite request, all while every CPU is kept busy.
 func TestServeSurvivesKills(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
 	waitBound(t)
+	busyCPUs(t)
 	for _, dialect := range []string{store.DialectSQLite, store.DialectPostgres} {
 		t.Run(dialect, func(t *testing.T) {
 			waitBound(t)
 			const kills = 10
 			sw := newServeWorld(t, dialect)
-			// A short budget, so that jobs are continued often (and on
-			// PostgreSQL a killed worker's job is taken back in about two
-			// minutes rather than twenty).
+			// A short budget, so that jobs are continued often.
 			args := []string{"--job-budget", "20s", "--workers", "3"}
 			dirs := []string{filepath.Join(sw.dataDir, "worker-a"), filepath.Join(sw.dataDir, "worker-b")}
 			if dialect == store.DialectSQLite {
