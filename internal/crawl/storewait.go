@@ -31,6 +31,7 @@ func (c *Crawler) untilStored(ctx context.Context, t model.Target, pass func(wal
 	var downSince time.Time // when the database stopped answering, for passes that got nowhere
 	for n := 0; ; n++ {
 		res := pass(walkedSince)
+		progressed := res.progressed()
 		if n > 0 {
 			res = mergePasses(total, res)
 		}
@@ -38,7 +39,8 @@ func (c *Crawler) untilStored(ctx context.Context, t model.Target, pass func(wal
 		if !store.IsUnavailable(res.Err) {
 			return total
 		}
-		if downSince.IsZero() || res.progressed() {
+		announce := downSince.IsZero() || progressed
+		if announce {
 			downSince = time.Now()
 		}
 		if walkedSince == nil {
@@ -46,7 +48,7 @@ func (c *Crawler) untilStored(ctx context.Context, t model.Target, pass func(wal
 			since := total.Started
 			walkedSince = &since
 		}
-		if err := c.waitStore(ctx, t, res.Err, downSince); err != nil {
+		if err := c.waitStore(ctx, t, res.Err, downSince, announce); err != nil {
 			if errors.As(err, new(*store.UnavailableError)) {
 				total.Err = err
 			} else {
@@ -66,8 +68,9 @@ func (r Result) progressed() bool {
 }
 
 // waitStore waits for the database after cause, up to StoreWait from
-// downSince, saying so once when it begins and again when it is back.
-func (c *Crawler) waitStore(ctx context.Context, t model.Target, cause error, downSince time.Time) error {
+// downSince, saying so when it begins (announce: not again for each pass
+// that got nowhere) and when it is back.
+func (c *Crawler) waitStore(ctx context.Context, t model.Target, cause error, downSince time.Time, announce bool) error {
 	limit := c.StoreWait
 	if limit == 0 {
 		limit = DefaultStoreWait
@@ -85,10 +88,19 @@ func (c *Crawler) waitStore(ctx context.Context, t model.Target, cause error, do
 	}
 	left := time.Duration(-1)
 	if limit > 0 {
+		// An SQLite file another writer holds answers a ping at once but
+		// refuses every write: the time counts from the first failure.
+		if down := time.Since(downSince); down >= limit {
+			c.log().Error("the database did not come back: the crawl stops; what was stored is kept, the rest stays due",
+				"target", t.TargetCode, "waited", down.Round(time.Second), "err", cause)
+			return &store.UnavailableError{Waited: down, Err: cause}
+		}
 		left = max(limit-time.Since(downSince), time.Second)
 	}
-	c.log().Warn("the database does not answer: the crawl waits for it and then goes on where it was; nothing is marked failed",
-		"target", t.TargetCode, "err", cause)
+	if announce {
+		c.log().Warn("the database does not answer: the crawl waits for it and then goes on where it was; nothing is marked failed",
+			"target", t.TargetCode, "err", cause)
+	}
 	waited, err := c.Store.WaitAvailable(waitCtx, left, cause)
 	total := time.Since(downSince).Round(time.Second)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -116,4 +117,64 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestCrawlGivesUpOnADatabaseThatStaysAway: when the database stays
+// locked longer than the crawl waits (StoreWait), the crawl ends with an
+// error saying the database is unreachable — never as done, never as
+// interrupted — and marks no link failed: the site is not to blame.
+func TestCrawlGivesUpOnADatabaseThatStaysAway(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "zhizhi.db")
+	st, err := store.Open(context.Background(), "sqlite://"+path, filepath.Join(dir, "data"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	w := newWorld(t, st, false)
+	ctx := context.Background()
+	tg, err := st.TargetByCode(ctx, "lianzhou_tzgg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var once sync.Once
+	var lockErr error
+	c := w.w.Crawler(nil)
+	c.StoreWait = 3 * time.Second
+	c.Progress = func(e crawl.Event) {
+		if e.Kind == "article" {
+			once.Do(func() { _, lockErr = conn.ExecContext(ctx, "BEGIN IMMEDIATE") }) // held to the end
+		}
+	}
+	res := c.CrawlTarget(ctx, *tg)
+	if lockErr != nil {
+		t.Fatalf("the other writer: %v", lockErr)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	var down *store.UnavailableError
+	if !errors.As(res.Err, &down) || res.Interrupted {
+		t.Fatalf("the crawl: err %v, interrupted %v; want a database-unreachable error", res.Err, res.Interrupted)
+	}
+	counts, err := st.FrontierCounts(ctx, tg.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[store.FrontierFailed] != 0 || res.Failed != 0 {
+		t.Errorf("links marked failed while the database was away: frontier %v, %d failed in the run", counts, res.Failed)
+	}
+	if counts[store.FrontierNew] == 0 {
+		t.Errorf("no link left due after the crawl gave up: %v", counts)
+	}
 }
