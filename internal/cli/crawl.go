@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -154,7 +155,9 @@ const crawlExitHelp = `Exit status:
   1    a target or at least one article failed, or an article still waits
        for a retry (it is missing until then); they are listed
   2    usage or configuration error (bad flags, broken configuration, an
-       unknown target or site); nothing was crawled
+       unknown target or site); nothing was crawled. Also: could not
+       finish because the database stayed unreachable for 2 minutes (a
+       shorter outage is waited out and the crawl goes on)
   130  interrupted by Ctrl-C or SIGTERM; what was collected is kept`
 
 // runCrawl crawls targets with a progress line on stderr, taking no new
@@ -216,6 +219,15 @@ func crawlStatus(name string, results []crawl.Result, interrupted bool) error {
 	list := ""
 	if len(failed) > 0 {
 		list = "\n  " + strings.Join(failed, "\n  ")
+	}
+	// A database that stayed away is not the sites' failure, and the run
+	// could not be finished (nor recorded): it is said apart.
+	for _, r := range results {
+		var down *store.UnavailableError
+		if !r.Interrupted && errors.As(r.Err, &down) {
+			return exitCode(2, fmt.Sprintf("%s: could not finish: database unreachable (%v) — what was stored is kept; run it again once the database answers%s",
+				name, down, list))
+		}
 	}
 	code := crawl.ExitCode(results)
 	if interrupted || code == crawl.ExitInterrupted {

@@ -59,6 +59,11 @@ type Crawler struct {
 	// RecheckTarget (serve runs them as their own low-priority jobs).
 	SkipRechecks bool
 
+	// StoreWait is how long a target's crawl waits for the database when
+	// it stops answering before the crawl gives up (0: DefaultStoreWait;
+	// negative: as long as ctx lasts, as serve waits).
+	StoreWait time.Duration
+
 	// Cards, when set, is the near-duplicate index of the stored cards
 	// (LoadCardIndex): a card close to another article's is marked its
 	// duplicate. Nil: cards are stored without that check.
@@ -196,13 +201,18 @@ func (c *Crawler) allDeptsCrawled(ctx context.Context, site *model.Site, targets
 }
 
 // CrawlTarget crawls one target and never panics on what a site serves:
-// every failure ends up in the Result.
+// every failure ends up in the Result. When the database stops answering
+// it waits for it and goes on where it was (see untilStored).
 func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) {
+	defer c.emit(Event{Target: t.TargetCode, Kind: "done"})
+	return c.untilStored(ctx, t, func(walkedSince *time.Time) Result { return c.crawlOnce(ctx, t, walkedSince) })
+}
+
+// crawlOnce is one pass of CrawlTarget: the walk (unless a walk finished
+// at or after walkedSince), then the due links.
+func (c *Crawler) crawlOnce(ctx context.Context, t model.Target, walkedSince *time.Time) (res Result) {
 	res = Result{TargetCode: t.TargetCode, Started: c.now()}
-	defer func() {
-		res.Finished = c.now()
-		c.emit(Event{Target: t.TargetCode, Kind: "done"})
-	}()
+	defer func() { res.Finished = c.now() }()
 	site, err := c.Store.SiteByID(ctx, t.SiteID)
 	if err != nil {
 		res.Err = fmt.Errorf("load site of %s: %w", t.TargetCode, err)
@@ -211,7 +221,7 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 	res.SiteCode = site.SiteCode
 	job := &job{c: c, site: site, target: t, res: &res}
 	switch {
-	case c.WalkedSince != nil && c.walkedSince(ctx, t.ID, *c.WalkedSince):
+	case walkedSince != nil && c.walkedSince(ctx, t.ID, *walkedSince):
 		// This crawl walked the lists already before it was continued:
 		// only the links still due are left to fetch.
 		err = job.setParser()
@@ -253,7 +263,12 @@ func (c *Crawler) CrawlTarget(ctx context.Context, t model.Target) (res Result) 
 // requests), without walking its lists. Serve runs it as its own work
 // beside the scheduled crawls, so a retry five minutes away is not left
 // until the next scheduled crawl.
-func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) (res Result) {
+func (c *Crawler) RecheckTarget(ctx context.Context, t model.Target) Result {
+	return c.untilStored(ctx, t, func(*time.Time) Result { return c.recheckOnce(ctx, t) })
+}
+
+// recheckOnce is one pass of RecheckTarget.
+func (c *Crawler) recheckOnce(ctx context.Context, t model.Target) (res Result) {
 	res = Result{TargetCode: t.TargetCode, Started: c.now()}
 	defer func() { res.Finished = c.now() }()
 	site, err := c.Store.SiteByID(ctx, t.SiteID)
@@ -418,10 +433,12 @@ func (j *job) count(outcome string) {
 }
 
 // isStop reports errors after which the rest of a target can't go on: the
-// host refuses us (breaker, robots) or the context ended.
+// host refuses us (breaker, robots), the context ended or the database
+// stopped answering (nothing of the site's is to blame: the link is left
+// as it was, due).
 func isStop(err error) bool {
 	return errors.Is(err, ErrInterrupted) || errors.Is(err, context.Canceled) ||
-		errors.Is(err, context.DeadlineExceeded) || fetch.IsHostStop(err)
+		errors.Is(err, context.DeadlineExceeded) || fetch.IsHostStop(err) || store.IsUnavailable(err)
 }
 
 func mustParse(raw string) *url.URL {

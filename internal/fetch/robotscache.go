@@ -322,9 +322,11 @@ func (c *Client) fetchRobots(ctx context.Context, u *url.URL, prev *robotsEntry)
 	now := c.clock.Now()
 	var be *BlockedError
 	switch {
-	case errors.As(err, &be), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
-		// Not an answer about robots.txt: the host is closed to us or the
-		// caller gave up. Nothing is cached.
+	case errors.As(err, &be), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil,
+		store.IsUnavailable(err):
+		// Not an answer about robots.txt: the host is closed to us, the
+		// caller gave up or our own database did not answer (the shared
+		// limiter, the host's state). Nothing is cached.
 		return nil, err
 	case err == nil && resp.NotModified && prev != nil:
 		// Still the same file: a fresh copy, valid for another RobotsTTL.

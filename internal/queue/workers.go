@@ -76,6 +76,22 @@ func (w *tickWorker) Timeout(*river.Job[TickArgs]) time.Duration { return time.M
 //   - the target itself failed (a list page, the configuration): an error,
 //     retried by retryPolicy.
 func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRow, targetID int64) error {
+	err := q.runTargetOnce(ctx, kind, row, targetID)
+	if store.IsUnavailable(err) {
+		// The database did not answer before the crawl began: not the
+		// target's failure, and no attempt on the sites' back-off. Once
+		// it answers the job goes on.
+		if werr := q.waitForStore(ctx, err); werr != nil {
+			return werr
+		}
+		return river.JobSnooze(continueAfter)
+	}
+	return err
+}
+
+// runTargetOnce is runTarget but for a database that does not answer
+// before the crawl begins.
+func (q *Queue) runTargetOnce(ctx context.Context, kind string, row *rivertype.JobRow, targetID int64) error {
 	st := q.opts.Store
 	t, err := st.TargetByID(ctx, targetID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -138,8 +154,10 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 	if q.opts.CurrentBundle != nil {
 		b = q.opts.CurrentBundle(ctx)
 	}
+	// A crawl that meets a database that does not answer waits for it as
+	// long as the process runs (StoreWait < 0) and goes on.
 	c := &crawl.Crawler{Store: st, Blobs: st.Blobs(), Fetch: q.opts.Fetch, Bundle: b, Cards: q.opts.Cards,
-		Drain: drain, SkipRechecks: true, Log: q.log().With("target", t.TargetCode)}
+		Drain: drain, SkipRechecks: true, StoreWait: -1, Log: q.log().With("target", t.TargetCode)}
 	// One list walk per job: a job taken up again after its budget ran
 	// out (or its worker stopped) goes on with the links its walk found.
 	created := row.CreatedAt
@@ -156,6 +174,15 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 		// budget, not a failure of the target. It goes on later.
 		res.Interrupted = true
 	}
+	if store.IsUnavailable(res.Err) {
+		// The crawl stopped waiting for the database (its time ran out):
+		// the run is recorded, and the job taken up again, once the
+		// database answers.
+		res.Interrupted = true
+		if err := q.waitForStore(ctx, res.Err); err != nil {
+			return err
+		}
+	}
 	if q.opts.OnResult != nil {
 		wait := time.Duration(0)
 		if row.AttemptedAt != nil {
@@ -170,6 +197,11 @@ func (q *Queue) runTarget(ctx context.Context, kind string, row *rivertype.JobRo
 func jobOutcome(res crawl.Result, now time.Time) error {
 	if res.Err == nil {
 		return nil
+	}
+	if store.IsUnavailable(res.Err) {
+		// Our database failed, not the site: go on at once, never on the
+		// failing sites' back-off.
+		return river.JobSnooze(continueAfter)
 	}
 	var blocked *fetch.BlockedError
 	if errors.As(res.Err, &blocked) {
@@ -197,6 +229,29 @@ func jobOutcome(res crawl.Result, now time.Time) error {
 		return river.JobSnooze(continueAfter)
 	}
 	return res.Err
+}
+
+// waitForStore waits, as long as the process is not stopping, for the
+// database that failed with cause to answer again.
+func (q *Queue) waitForStore(ctx context.Context, cause error) error {
+	// Not the job's context: its time may run out while the database is
+	// away, and what the job did is recorded only once it is back.
+	waitCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		select {
+		case <-q.drain:
+			cancel()
+		case <-waitCtx.Done():
+		}
+	}()
+	q.log().Warn("the database does not answer: the job waits for it and then goes on", "err", cause)
+	waited, err := q.opts.Store.WaitAvailable(waitCtx, 0, cause)
+	if err != nil {
+		return fmt.Errorf("the database did not answer for %s, and the process is stopping: %v", waited.Round(time.Second), cause)
+	}
+	q.log().Info("the database answers again: the job goes on", "waited", waited.Round(time.Millisecond))
+	return nil
 }
 
 // targetEnabled reports whether t, its site and its site department are
