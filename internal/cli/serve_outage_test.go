@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -20,12 +21,19 @@ import (
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
-	"zhizhi/internal/store/storetest"
 )
 
-// outagePort is the port of this test's own PostgreSQL cluster: the
-// shared test server is never stopped.
-const outagePort = 56010
+// freePort is a loopback port nothing listens on now, for this test's own
+// PostgreSQL cluster (the shared test server is never stopped).
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
 
 // pgCluster is a throwaway PostgreSQL cluster the test may stop and start.
 type pgCluster struct {
@@ -125,9 +133,11 @@ func TestServeWaitsOutADatabaseOutage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("crawls the simulated web at polite rates (minutes); skipped with -short")
 	}
-	pg := newPGCluster(t, outagePort)
-	t.Setenv(storetest.PGURLEnv, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", outagePort))
-	sw := newServeWorld(t, store.DialectPostgres)
+	waitBound(t)
+	busyCPUs(t)
+	port := freePort(t)
+	pg := newPGCluster(t, port)
+	sw := newServeWorldOn(t, store.DialectPostgres, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port))
 	ctx := context.Background()
 	q, err := queue.Open(ctx, queue.Options{Store: sw.st})
 	if err != nil {

@@ -41,9 +41,19 @@ type serveWorld struct {
 // "postgres") and syncs the bundled config into it.
 func newServeWorld(t *testing.T, dialect string) *serveWorld {
 	t.Helper()
+	return newServeWorldOn(t, dialect, "")
+}
+
+// newServeWorldOn is newServeWorld on the PostgreSQL server at pgBase (a
+// test's own); "" is the shared test server.
+func newServeWorldOn(t *testing.T, dialect, pgBase string) *serveWorld {
+	t.Helper()
 	dir := t.TempDir()
 	dbURL := "sqlite://" + filepath.Join(dir, "zhizhi.db")
-	if dialect == store.DialectPostgres {
+	switch {
+	case dialect == store.DialectPostgres && pgBase != "":
+		dbURL = storetest.PostgresURLOn(t, pgBase)
+	case dialect == store.DialectPostgres:
 		dbURL = storetest.PostgresURL(t)
 	}
 	st, err := store.Open(context.Background(), dbURL, dir)

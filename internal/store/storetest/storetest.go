@@ -75,6 +75,13 @@ func PostgresURL(t testing.TB) string {
 		}
 		t.Skip("POSTGRESQL TESTS SKIPPED: " + PGURLEnv + " is not set; run make test")
 	}
+	return PostgresURLOn(t, base)
+}
+
+// PostgresURLOn is PostgresURL on the server at base, a test's own (one it
+// stops and starts, say) rather than the shared one.
+func PostgresURLOn(t testing.TB, base string) string {
+	t.Helper()
 	u, err := url.Parse(base)
 	if err != nil {
 		t.Fatalf("%s is not a URL", PGURLEnv)
