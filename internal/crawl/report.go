@@ -155,14 +155,8 @@ func WriteTable(w io.Writer, results []Result) {
 		}
 		rows = append(rows, []string{r.TargetCode, r.SiteCode, fmt.Sprint(r.Pages), fmt.Sprint(r.Created),
 			fmt.Sprint(r.Updated), fmt.Sprint(r.Unchanged), fmt.Sprint(r.Failed), fmt.Sprint(r.Skipped), fmt.Sprint(r.Pending), HumanBytes(r.Bytes), status})
-		tot.Pages += r.Pages
-		tot.Created += r.Created
-		tot.Updated += r.Updated
-		tot.Unchanged += r.Unchanged
-		tot.Failed += r.Failed
-		tot.Skipped += r.Skipped
+		tot.addCounts(r)
 		tot.Pending += r.Pending
-		tot.Bytes += r.Bytes
 	}
 	rows = append(rows, []string{"合计 total", fmt.Sprintf("%d 个栏目", len(results)), fmt.Sprint(tot.Pages), fmt.Sprint(tot.Created),
 		fmt.Sprint(tot.Updated), fmt.Sprint(tot.Unchanged), fmt.Sprint(tot.Failed), fmt.Sprint(tot.Skipped), fmt.Sprint(tot.Pending), HumanBytes(tot.Bytes), ""})

@@ -127,14 +127,8 @@ func mergePasses(prev, next Result) Result {
 	out := next
 	out.Started = prev.Started
 	out.SiteCode = firstNonEmpty(next.SiteCode, prev.SiteCode)
-	out.Pages += prev.Pages
-	out.Created += prev.Created
-	out.Updated += prev.Updated
-	out.Unchanged += prev.Unchanged
-	out.Failed += prev.Failed
-	out.Skipped += prev.Skipped
+	out.addCounts(prev)
 	out.Discovered += prev.Discovered
-	out.Bytes += prev.Bytes
 	out.Problems = append(append([]string(nil), prev.Problems...), next.Problems...)
 	out.Walk = firstNonEmpty(next.Walk, prev.Walk)
 	out.Blocked = firstNonEmpty(next.Blocked, prev.Blocked)
@@ -146,4 +140,15 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// addCounts adds o's page, article and byte counts to r's.
+func (r *Result) addCounts(o Result) {
+	r.Pages += o.Pages
+	r.Created += o.Created
+	r.Updated += o.Updated
+	r.Unchanged += o.Unchanged
+	r.Failed += o.Failed
+	r.Skipped += o.Skipped
+	r.Bytes += o.Bytes
 }

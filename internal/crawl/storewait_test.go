@@ -13,16 +13,15 @@ import (
 	"time"
 
 	"zhizhi/internal/crawl"
+	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
 
-// TestCrawlWaitsOutALockedDatabase: another writer holds the SQLite
-// database's write lock for 8 seconds — longer than the 5-second busy
-// wait — while a crawl stores its articles (a `sqlite3` session left in a
-// transaction, a backup). That is not the site's failure: the crawl waits
-// for the database and goes on, and ends with every article of the target
-// stored once, no link marked failed and no error.
-func TestCrawlWaitsOutALockedDatabase(t *testing.T) {
+// lockableWorld is an SQLite store with the simulated web synced into it,
+// the target lianzhou_tzgg, and a second connection pool to the same file
+// with which a test takes the database's write lock as another writer would.
+func lockableWorld(t *testing.T) (*store.Store, *world, *model.Target, *sql.DB) {
+	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "zhizhi.db")
 	st, err := store.Open(context.Background(), "sqlite://"+path, filepath.Join(dir, "data"))
@@ -31,17 +30,27 @@ func TestCrawlWaitsOutALockedDatabase(t *testing.T) {
 	}
 	t.Cleanup(func() { st.Close() })
 	w := newWorld(t, st, false)
-	ctx := context.Background()
-	tg, err := st.TargetByCode(ctx, "lianzhou_tzgg")
+	tg, err := st.TargetByCode(context.Background(), "lianzhou_tzgg")
 	if err != nil {
 		t.Fatal(err)
 	}
-
 	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer other.Close()
+	t.Cleanup(func() { other.Close() })
+	return st, w, tg, other
+}
+
+// TestCrawlWaitsOutALockedDatabase: another writer holds the SQLite
+// database's write lock for 8 seconds — longer than the 5-second busy
+// wait — while a crawl stores its articles (a `sqlite3` session left in a
+// transaction, a backup). That is not the site's failure: the crawl waits
+// for the database and goes on, and ends with every article of the target
+// stored once, no link marked failed and no error.
+func TestCrawlWaitsOutALockedDatabase(t *testing.T) {
+	st, w, tg, other := lockableWorld(t)
+	ctx := context.Background()
 	var (
 		once     sync.Once
 		released = make(chan struct{})
@@ -124,24 +133,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // error saying the database is unreachable — never as done, never as
 // interrupted — and marks no link failed: the site is not to blame.
 func TestCrawlGivesUpOnADatabaseThatStaysAway(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "zhizhi.db")
-	st, err := store.Open(context.Background(), "sqlite://"+path, filepath.Join(dir, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	w := newWorld(t, st, false)
+	st, w, tg, other := lockableWorld(t)
 	ctx := context.Background()
-	tg, err := st.TargetByCode(ctx, "lianzhou_tzgg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
 	conn, err := other.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
