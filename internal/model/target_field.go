@@ -31,6 +31,24 @@ var TargetFields = []string{
 	FieldScheduleCron, FieldExpectedCadenceDays, FieldIntervalSec, FieldEnabled,
 }
 
+// targetFieldLabels name the changeable fields for the staff.
+var targetFieldLabels = map[string]string{
+	FieldTargetName: "名称", FieldEntryURL: "列表页网址", FieldSampleArticleURL: "样例文章网址",
+	FieldDept: "部门归属", FieldChannelName: "栏目名称", FieldChannelPath: "栏目路径",
+	FieldContentCategory: "内容分类", FieldContentSubcategory: "内容子类",
+	FieldScheduleCron: "调度时间", FieldExpectedCadenceDays: "预期更新周期（天）",
+	FieldIntervalSec: "请求间隔（秒）", FieldEnabled: "启用",
+}
+
+// TargetFieldLabel is the field's name in the staff's words (the field's
+// own name for one it does not know).
+func TargetFieldLabel(field string) string {
+	if l, ok := targetFieldLabels[field]; ok {
+		return l
+	}
+	return field
+}
+
 // IsTargetField reports whether field is one of TargetFields.
 func IsTargetField(field string) bool {
 	for _, f := range TargetFields {

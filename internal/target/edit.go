@@ -228,7 +228,7 @@ func (s *Service) update(ctx context.Context, code string, patch Patch, actor st
 		}
 		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "target.update", ObjectType: "target",
 			ObjectID: code, Before: auditJSON(before), After: auditJSON(after),
-			Detail: "修改了 " + strings.Join(changed, "、")})
+			Detail: "修改了 " + changedLabels(changed)})
 	})
 	if err != nil {
 		return res, fmt.Errorf("update target %s: %w", code, err)
@@ -314,6 +314,16 @@ func (s *Service) applyPatch(ctx context.Context, site *model.Site, before *mode
 }
 
 // changedFields lists the changeable fields whose values differ.
+// changedLabels names the changed fields in the staff's words, for the
+// audit trail people read.
+func changedLabels(changed []string) string {
+	labels := make([]string, len(changed))
+	for i, f := range changed {
+		labels[i] = "「" + model.TargetFieldLabel(f) + "」"
+	}
+	return strings.Join(labels, "、")
+}
+
 func changedFields(before, after *model.Target) []string {
 	var out []string
 	for _, f := range model.TargetFields {

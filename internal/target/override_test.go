@@ -201,8 +201,9 @@ func TestSyncKeepsConsoleChanges(t *testing.T) {
 		if !enabledIn(t, es[1].Before) || enabledIn(t, es[1].After) {
 			t.Errorf("disable audit before %s after %s, want enabled true → false", es[1].Before, es[1].After)
 		}
-		if !strings.Contains(es[0].Detail, "schedule_cron") || !strings.Contains(es[0].Detail, "expected_cadence_days") {
-			t.Errorf("update audit detail %q, want the changed fields named", es[0].Detail)
+		if !strings.Contains(es[0].Detail, "「调度时间」") || !strings.Contains(es[0].Detail, "「预期更新周期（天）」") ||
+			strings.Contains(es[0].Detail, "schedule_cron") {
+			t.Errorf("update audit detail %q, want the changed fields named in the staff's words", es[0].Detail)
 		}
 
 		// Switching to the state it is already in records nothing.

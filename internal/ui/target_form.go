@@ -223,21 +223,7 @@ func (c *console) renderTargetForm(w http.ResponseWriter, r *http.Request, statu
 
 func targetURL(code string) string { return Prefix + "/targets/" + url.PathEscape(code) }
 
-// targetFieldLabels name a target's changeable fields for the staff.
-var targetFieldLabels = map[string]string{
-	model.FieldTargetName: "名称", model.FieldEntryURL: "列表页网址", model.FieldSampleArticleURL: "样例文章网址",
-	model.FieldDept: "部门归属", model.FieldChannelName: "栏目名称", model.FieldChannelPath: "栏目路径",
-	model.FieldContentCategory: "内容分类", model.FieldContentSubcategory: "内容子类",
-	model.FieldScheduleCron: "调度时间", model.FieldExpectedCadenceDays: "预期更新周期（天）",
-	model.FieldIntervalSec: "请求间隔（秒）", model.FieldEnabled: "启用",
-}
-
-func fieldLabel(f string) string {
-	if l, ok := targetFieldLabels[f]; ok {
-		return l
-	}
-	return f
-}
+func fieldLabel(f string) string { return model.TargetFieldLabel(f) }
 
 // withTargetFuncs adds the helpers the target and catalog pages use.
 func (c *console) withTargetFuncs(m template.FuncMap) template.FuncMap {
