@@ -30,12 +30,35 @@ import (
 // anyone adding it here.
 func consoleRoutes(t *testing.T) []string {
 	t.Helper()
+	var out []string
+	inspectSources(t, func(fset *token.FileSet, n ast.Node) {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 2 {
+			return
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || (sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc") {
+			return
+		}
+		pattern, ok := stringValue(call.Args[0])
+		if !ok {
+			t.Errorf("%s: a route pattern this test cannot read; write it as literals and Prefix", fset.Position(call.Pos()))
+			return
+		}
+		out = append(out, pattern)
+	})
+	return out
+}
+
+// inspectSources calls fn on every node of the console's Go sources (not
+// its tests), for tests that read what the code registers or reads.
+func inspectSources(t *testing.T, fn func(fset *token.FileSet, n ast.Node)) {
+	t.Helper()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	var out []string
 	for _, name := range files {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
@@ -45,24 +68,10 @@ func consoleRoutes(t *testing.T) []string {
 			t.Fatal(err)
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok || len(call.Args) != 2 {
-				return true
-			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "Handle" && sel.Sel.Name != "HandleFunc") {
-				return true
-			}
-			pattern, ok := stringValue(call.Args[0])
-			if !ok {
-				t.Errorf("%s: a route pattern this test cannot read; write it as literals and Prefix", fset.Position(call.Pos()))
-				return true
-			}
-			out = append(out, pattern)
+			fn(fset, n)
 			return true
 		})
 	}
-	return out
 }
 
 func stringValue(e ast.Expr) (string, bool) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"go/ast"
-	"go/parser"
 	"go/token"
 	"mime/multipart"
 	"net/http"
@@ -41,11 +40,6 @@ func consoleFormFields(t *testing.T) []string {
 			set[m[1]] = true
 		}
 	}
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
 	lit := func(e ast.Expr) {
 		if b, ok := e.(*ast.BasicLit); ok && b.Kind == token.STRING {
 			if s, err := strconv.Unquote(b.Value); err == nil && s != "" {
@@ -53,29 +47,19 @@ func consoleFormFields(t *testing.T) []string {
 			}
 		}
 	}
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			switch n := n.(type) {
-			case *ast.CallExpr:
-				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && len(n.Args) == 1 &&
-					slices.Contains([]string{"PostFormValue", "FormValue", "FormFile"}, sel.Sel.Name) {
-					lit(n.Args[0])
-				}
-			case *ast.IndexExpr:
-				if sel, ok := n.X.(*ast.SelectorExpr); ok && (sel.Sel.Name == "PostForm" || sel.Sel.Name == "Form") {
-					lit(n.Index)
-				}
+	inspectSources(t, func(_ *token.FileSet, n ast.Node) {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && len(n.Args) == 1 &&
+				slices.Contains([]string{"PostFormValue", "FormValue", "FormFile"}, sel.Sel.Name) {
+				lit(n.Args[0])
 			}
-			return true
-		})
-	}
+		case *ast.IndexExpr:
+			if sel, ok := n.X.(*ast.SelectorExpr); ok && (sel.Sel.Name == "PostForm" || sel.Sel.Name == "Form") {
+				lit(n.Index)
+			}
+		}
+	})
 	return slices.Sorted(func(yield func(string) bool) {
 		for k := range set {
 			if !yield(k) {
