@@ -21,6 +21,7 @@ func TestCrawlExitsTwoWhenTheDatabaseStaysAway(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and waits out the crawl's 2 minutes for the database")
 	}
+	waitBound(t)
 	db := newCrawledDB(t, false)
 	ctx := context.Background()
 	p := spawnZhizhi(t, slices.Clone(db.env), "crawl", "--target", "lianzhou_tzgg")

@@ -10,7 +10,7 @@ import "testing"
 //
 // Such a test shares nothing with another one: its own temporary
 // directories, a simulated web on free ports, its own database (an SQLite
-// file or a fresh PostgreSQL schema), serve processes on free ports, and no
+// file or a fresh PostgreSQL database), serve processes on free ports, and no
 // environment variable of this process set (a child gets its own in
 // cmd.Env). A test that runs commands in this process (runInProcess, which
 // resets the package's settings) must not call it. Parallel tests start

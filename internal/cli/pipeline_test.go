@@ -362,6 +362,7 @@ func TestValidateCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	waitBound(t)
 	db := newCrawledDB(t, false)
 
 	broken := filepath.Join(t.TempDir(), "config")

@@ -2,14 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -67,7 +61,7 @@ func (e cliEnv) setUp(t *testing.T) {
 }
 
 // eachDialect runs fn once on a fresh SQLite file in dir and once on a
-// fresh PostgreSQL schema (skipped like storetest without one), as the
+// fresh PostgreSQL database (skipped like storetest without one), as the
 // subtests "sqlite" and "postgres".
 func eachDialect(t *testing.T, fn func(t *testing.T, dir, dsn string)) {
 	t.Run("sqlite", func(t *testing.T) {
@@ -77,46 +71,11 @@ func eachDialect(t *testing.T, fn func(t *testing.T, dir, dsn string)) {
 	t.Run("postgres", func(t *testing.T) { fn(t, t.TempDir(), pgSchemaURL(t)) })
 }
 
-// pgSchemaURL returns a URL for a fresh schema on the test PostgreSQL
+// pgSchemaURL returns a URL for a fresh database on the test PostgreSQL
 // server, dropped when the test ends, or skips like storetest does.
 func pgSchemaURL(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv(storetest.PGURLEnv)
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("POSTGRESQL TESTS CANNOT RUN: " + storetest.PGURLEnv + " is not set and CI=true requires them; run make test")
-		}
-		t.Skip("POSTGRESQL TESTS SKIPPED: " + storetest.PGURLEnv + " is not set; run make test")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s is not a URL", storetest.PGURLEnv)
-	}
-	if host := u.Hostname(); host != "localhost" {
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			t.Fatalf("%s must point at a loopback PostgreSQL, not %s", storetest.PGURLEnv, host)
-		}
-	}
-	db, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("open %s: %v", storetest.PGURLEnv, err)
-	}
-	t.Cleanup(func() { db.Close() })
-	b := make([]byte, 8)
-	rand.Read(b)
-	schema := "t_cli_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return storetest.PostgresURL(t)
 }
 
 // TestTargetListBundledConfig lists what the bundled configuration declares,

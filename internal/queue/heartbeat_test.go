@@ -28,7 +28,7 @@ import (
 // other goes on and finishes the crawl. The site never sees two requests at
 // once, and a process that stops cleanly leaves no heartbeat row.
 func TestSweepTakesBackAPausedProcessesJobOnlyWhenItsHostIsFree(t *testing.T) {
-	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.ForEachDialectInParallel(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		clock := &fakeClock{t: time.Now()}
 		w, _ := scheduleWorld(t, st, clock)

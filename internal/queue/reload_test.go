@@ -230,7 +230,7 @@ func truthOf(w *sim.World, sites ...string) []sim.TruthArticle {
 // site truly holds; a configuration broken after that leaves the queue
 // working with the last good one.
 func TestSyncedSiteCrawledWithoutRestart(t *testing.T) {
-	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+	storetest.ForEachDialectInParallel(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		w := newReloadWorld(t, st, true, map[string]func(string) string{"gd_ref": asBundled})
 		q, err := Open(ctx, Options{Store: st, Fetch: w.client, CurrentBundle: w.live.Current, Workers: 2,

@@ -1,5 +1,5 @@
 // Package storetest gives tests a fresh, migrated store on every dialect:
-// SQLite in a temporary file and PostgreSQL in a throwaway schema on the
+// SQLite in a temporary file and PostgreSQL in a throwaway database on the
 // server named by ZHIZHI_TEST_PG_URL (make test starts one). Without that
 // server the PostgreSQL half is skipped loudly, and fails under CI=true, so
 // a green run always means both dialects were tested where it matters.
@@ -37,6 +37,24 @@ func ForEachDialect(t *testing.T, fn func(t *testing.T, s *store.Store)) {
 	})
 }
 
+// ForEachDialectInParallel is ForEachDialect for a test that spends its
+// time waiting (on polite rates, on timers): the test runs beside the
+// package's other parallel tests and its two subtests beside each other.
+// Like any parallel test it must share nothing with another one and set
+// no environment variable of this process.
+func ForEachDialectInParallel(t *testing.T, fn func(t *testing.T, s *store.Store)) {
+	t.Helper()
+	t.Parallel()
+	t.Run(store.DialectSQLite, func(t *testing.T) {
+		t.Parallel()
+		fn(t, SQLite(t))
+	})
+	t.Run(store.DialectPostgres, func(t *testing.T) {
+		t.Parallel()
+		fn(t, Postgres(t))
+	})
+}
+
 // SQLite returns a fresh migrated SQLite store in a temporary directory.
 func SQLite(t testing.TB) *store.Store {
 	t.Helper()
@@ -49,8 +67,9 @@ func SQLite(t testing.TB) *store.Store {
 	return s
 }
 
-// Postgres returns a fresh migrated store in a new schema t_<random> on the
-// server at ZHIZHI_TEST_PG_URL; the schema is dropped when the test ends.
+// Postgres returns a fresh migrated store in a new database t_<random> on
+// the server at ZHIZHI_TEST_PG_URL; the database is dropped when the test
+// ends.
 func Postgres(t testing.TB) *store.Store {
 	t.Helper()
 	s, err := store.Open(context.Background(), PostgresURL(t), t.TempDir())
@@ -61,9 +80,9 @@ func Postgres(t testing.TB) *store.Store {
 	return s
 }
 
-// PostgresURL makes a new empty schema t_<random> on the server at
-// ZHIZHI_TEST_PG_URL and returns a database URL that uses it, for tests that
-// open several stores (several workers) on one database. The schema is
+// PostgresURL makes a new empty database t_<random> on the server at
+// ZHIZHI_TEST_PG_URL and returns a URL that uses it, for tests that open
+// several stores (several workers) on one database. The database is
 // dropped when the test ends. Without the server the test is skipped like
 // Postgres does.
 func PostgresURL(t testing.TB) string {
@@ -92,29 +111,43 @@ func PostgresURLOn(t testing.TB, base string) string {
 			t.Fatalf("%s must point at a loopback PostgreSQL, not %s", PGURLEnv, host)
 		}
 	}
+	// A database of its own, not only a schema: PostgreSQL's advisory locks
+	// (the per-host request lock among them) belong to a database, so two
+	// tests that crawl simulated hosts of the same name would otherwise take
+	// turns at each host, and tests that run in parallel would wait on each
+	// other. The schema inside keeps the search_path the store expects.
 	ctx := context.Background()
 	admin, err := sql.Open("pgx", base)
 	if err != nil {
 		t.Fatalf("open %s: %v", PGURLEnv, err)
 	}
 	defer admin.Close()
-	schema := "t_" + randomHex(8)
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create test schema on %s: %v", PGURLEnv, err)
+	name := "t_" + randomHex(8)
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+name+" TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'"); err != nil {
+		t.Fatalf("create test database on %s: %v", PGURLEnv, err)
 	}
 	t.Cleanup(func() {
 		db, err := sql.Open("pgx", base)
 		if err != nil {
-			t.Errorf("drop test schema %s: %v", schema, err)
+			t.Errorf("drop test database %s: %v", name, err)
 			return
 		}
 		defer db.Close()
-		if _, err := db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop test schema %s: %v", schema, err)
+		if _, err := db.ExecContext(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
 		}
 	})
+	u.Path = "/" + name
+	own, err := sql.Open("pgx", u.String())
+	if err != nil {
+		t.Fatalf("open test database %s: %v", name, err)
+	}
+	defer own.Close()
+	if _, err := own.ExecContext(ctx, "CREATE SCHEMA "+name); err != nil {
+		t.Fatalf("create test schema in %s: %v", name, err)
+	}
 	q := u.Query()
-	q.Set("search_path", schema)
+	q.Set("search_path", name)
 	u.RawQuery = q.Encode()
 	return u.String()
 }
