@@ -30,7 +30,7 @@ func ParseScopes(s string) ([]string, error) {
 			continue
 		}
 		if scopeRole(part) == "" {
-			return nil, invalidf("scope %q: use read, write or export, separated by commas", part)
+			return nil, invalidf("scope %q: use %s, separated by commas", part, scopeList())
 		}
 		seen[part] = true
 	}
@@ -41,7 +41,7 @@ func ParseScopes(s string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, invalidf("no scope: give read, write or export, separated by commas")
+		return nil, invalidf("no scope: give %s, separated by commas", scopeList())
 	}
 	return out, nil
 }
@@ -76,11 +76,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string
 		return "", nil, invalidf("key name %q: give a label of 1 to 100 bytes saying what the key is for", name)
 	}
 	if len(scopes) == 0 {
-		return "", nil, invalidf("no scope: give read, write or export")
+		return "", nil, invalidf("no scope: give %s", scopeList())
 	}
 	for _, sc := range scopes {
 		if scopeRole(sc) == "" {
-			return "", nil, invalidf("scope %q: use read, write or export", sc)
+			return "", nil, invalidf("scope %q: use %s", sc, scopeList())
 		}
 	}
 	if expiresAt != nil && !expiresAt.After(s.now()) {
