@@ -8,8 +8,10 @@ package budget
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"zhizhi/internal/config/zone"
@@ -93,15 +95,50 @@ func (s *Service) Limits(ctx context.Context, keyID int64) (Limits, error) {
 	return Limits{PerDay: fromStore(b.PerDay), RequestsPerMinute: b.RequestsPerMinute}, nil
 }
 
-// SetLimits sets the limits of key keyID. A negative limit is refused.
-func (s *Service) SetLimits(ctx context.Context, keyID int64, l Limits) error {
-	if err := l.PerDay.check("limit"); err != nil {
-		return fmt.Errorf("budget of api key %d: %w", keyID, err)
+// ErrInvalid: a negative limit, estimate or cost.
+var ErrInvalid = errors.New("invalid budget")
+
+// Check refuses a negative limit, naming it.
+func (l Limits) Check() error {
+	if err := l.PerDay.check("the daily limit"); err != nil {
+		return err
 	}
 	if l.RequestsPerMinute < 0 {
-		return fmt.Errorf("budget of api key %d: requests per minute %d is negative: give 0 or more", keyID, l.RequestsPerMinute)
+		return fmt.Errorf("%w: requests per minute is %d: give 0 or more", ErrInvalid, l.RequestsPerMinute)
 	}
-	return s.st.SetKeyBudget(ctx, &store.KeyBudget{APIKeyID: keyID, PerDay: c2s(l.PerDay), RequestsPerMinute: l.RequestsPerMinute})
+	return nil
+}
+
+// SetLimits sets the limits of key keyID, recorded in the audit trail as
+// actor's change ("apikey.budget"), in one transaction. A negative limit
+// is ErrInvalid; an unknown key is store.ErrNotFound.
+func (s *Service) SetLimits(ctx context.Context, actor string, keyID int64, l Limits) error {
+	if err := l.Check(); err != nil {
+		return fmt.Errorf("budget of api key %d: %w", keyID, err)
+	}
+	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.APIKeyForUpdate(ctx, keyID); err != nil {
+			return err
+		}
+		var before json.RawMessage
+		old, err := tx.KeyBudget(ctx, keyID)
+		switch {
+		case err == nil:
+			before, _ = json.Marshal(Limits{PerDay: fromStore(old.PerDay), RequestsPerMinute: old.RequestsPerMinute})
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+		if err := tx.SetKeyBudget(ctx, &store.KeyBudget{APIKeyID: keyID, PerDay: c2s(l.PerDay), RequestsPerMinute: l.RequestsPerMinute}); err != nil {
+			return err
+		}
+		after, _ := json.Marshal(l)
+		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.budget", ObjectType: "apikey",
+			ObjectID: strconv.FormatInt(keyID, 10), Before: before, After: after})
+	})
+	if err != nil {
+		return fmt.Errorf("budget of api key %d: %w", keyID, err)
+	}
+	return nil
 }
 
 // each lists c's amounts with their budget names, in the order budgets are
@@ -119,7 +156,7 @@ func (c Cost) each() [4]struct {
 func (c Cost) check(what string) error {
 	for _, a := range c.each() {
 		if a.v < 0 {
-			return fmt.Errorf("%s of %s is %d: give 0 or more", what, words(a.name), a.v)
+			return fmt.Errorf("%w: %s of %s is %d: give 0 or more", ErrInvalid, what, words(a.name), a.v)
 		}
 	}
 	return nil

@@ -37,7 +37,7 @@ func (r *Reservation) Estimate() Cost { return r.estimate }
 // of processes, no two both take the last unit.
 func (s *Service) Reserve(ctx context.Context, keyID int64, est Cost) (*Reservation, error) {
 	if keyID <= 0 {
-		return nil, fmt.Errorf("budget reserve: no api key (key id %d): budgets are per key", keyID)
+		return nil, fmt.Errorf("budget reserve: %w: no api key (key id %d): budgets are per key", ErrInvalid, keyID)
 	}
 	if err := est.check("the estimate"); err != nil {
 		return nil, fmt.Errorf("budget reserve: %w", err)

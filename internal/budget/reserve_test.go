@@ -2,7 +2,9 @@ package budget_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +12,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/budget"
+	"zhizhi/internal/store"
 )
 
 // usageIs checks the usage of one budget today.
@@ -243,5 +246,49 @@ func TestUnsettledReleased(t *testing.T) {
 			}
 		}
 		usageIs(t, other.svc, id, budget.Requests, budget.Meter{Limit: 3, Reserved: 3})
+	})
+}
+
+// TestSetLimits: a key's limits are set in one audited change; a key
+// without limits has the defaults; a negative limit or an unknown key is
+// refused and changes nothing.
+func TestSetLimits(t *testing.T) {
+	forEachDialect(t, 1, func(t *testing.T, w *world) {
+		ctx := context.Background()
+		svc := w.svc()
+		_, id := w.key(t, "alice", auth.RoleOperator, nil, auth.ScopeAcquire)
+		if l, err := svc.Limits(ctx, id); err != nil || l != budget.Defaults {
+			t.Fatalf("limits of a new key: %+v %v, want the defaults", l, err)
+		}
+		want := budget.Limits{PerDay: budget.Cost{Requests: 50, Bytes: 5 * mib, BrowserSeconds: 0, OCRPages: 3}, RequestsPerMinute: 6}
+		if err := svc.SetLimits(ctx, "cli:root", id, want); err != nil {
+			t.Fatal(err)
+		}
+		bad := want
+		bad.PerDay.OCRPages = -1
+		if err := svc.SetLimits(ctx, "cli:root", id, bad); !errors.Is(err, budget.ErrInvalid) || !strings.Contains(err.Error(), "OCR pages") {
+			t.Errorf("negative limit: %v, want ErrInvalid naming OCR pages", err)
+		}
+		if err := svc.SetLimits(ctx, "cli:root", 999, want); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown key: %v, want not found", err)
+		}
+		if l, err := svc.Limits(ctx, id); err != nil || l != want {
+			t.Errorf("limits: %+v %v, want %+v", l, err, want)
+		}
+		entries, err := w.procs[0].st.ListAudit(ctx, store.AuditFilter{})
+		if err != nil || len(entries) == 0 {
+			t.Fatalf("audit: %v %v", entries, err)
+		}
+		var after budget.Limits
+		if e := entries[0]; e.Action != "apikey.budget" || e.ObjectID != strconv.FormatInt(id, 10) ||
+			json.Unmarshal(e.After, &after) != nil || after != want {
+			t.Errorf("audit: %s %s %s, want the budget change first, after %+v", e.Action, e.ObjectID, e.After, want)
+		}
+		// A browser budget of 0: a render is refused, a plain fetch is not.
+		_, err = svc.Reserve(ctx, id, budget.Cost{Requests: 1, BrowserSeconds: 1})
+		wantOver(t, err, budget.BrowserSeconds, 0, 0)
+		if _, err := svc.Reserve(ctx, id, budget.Cost{Requests: 1, Bytes: mib}); err != nil {
+			t.Errorf("a fetch with no browser budget: %v", err)
+		}
 	})
 }

@@ -107,7 +107,7 @@ func (w *world) key(t *testing.T, user string, role auth.Role, limits *budget.Li
 		t.Fatalf("create key for %s: %v", user, err)
 	}
 	if limits != nil {
-		if err := w.svc().SetLimits(ctx, k.ID, *limits); err != nil {
+		if err := w.svc().SetLimits(ctx, "cli:root", k.ID, *limits); err != nil {
 			t.Fatalf("set limits: %v", err)
 		}
 	}

@@ -34,8 +34,17 @@ func amountDest(a *BudgetAmounts) []any {
 // KeyBudget returns the budget set for key keyID, or ErrNotFound when none
 // was ever set (the defaults apply).
 func (s *Store) KeyBudget(ctx context.Context, keyID int64) (*KeyBudget, error) {
+	return keyBudget(ctx, s.conn(), keyID)
+}
+
+// KeyBudget is Store.KeyBudget inside a transaction.
+func (t *Tx) KeyBudget(ctx context.Context, keyID int64) (*KeyBudget, error) {
+	return keyBudget(ctx, t.c, keyID)
+}
+
+func keyBudget(ctx context.Context, c conn, keyID int64) (*KeyBudget, error) {
 	b := KeyBudget{APIKeyID: keyID}
-	err := s.conn().queryRow(ctx, `SELECT requests_per_day, bytes_per_day, browser_seconds_per_day, ocr_pages_per_day,
+	err := c.queryRow(ctx, `SELECT requests_per_day, bytes_per_day, browser_seconds_per_day, ocr_pages_per_day,
 		requests_per_minute, updated_at FROM api_key_budget WHERE api_key_id = ?`, keyID).
 		Scan(append(amountDest(&b.PerDay), &b.RequestsPerMinute, timeCol{&b.UpdatedAt})...)
 	if err != nil {
@@ -46,9 +55,9 @@ func (s *Store) KeyBudget(ctx context.Context, keyID int64) (*KeyBudget, error) 
 
 // SetKeyBudget sets (or replaces) the budget of key b.APIKeyID and stamps
 // b.UpdatedAt.
-func (s *Store) SetKeyBudget(ctx context.Context, b *KeyBudget) error {
-	now := s.now()
-	_, err := s.conn().exec(ctx, `INSERT INTO api_key_budget (api_key_id, requests_per_day, bytes_per_day,
+func (t *Tx) SetKeyBudget(ctx context.Context, b *KeyBudget) error {
+	now := t.s.now()
+	_, err := t.c.exec(ctx, `INSERT INTO api_key_budget (api_key_id, requests_per_day, bytes_per_day,
 			browser_seconds_per_day, ocr_pages_per_day, requests_per_minute, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (api_key_id) DO UPDATE SET requests_per_day = excluded.requests_per_day,
@@ -56,7 +65,7 @@ func (s *Store) SetKeyBudget(ctx context.Context, b *KeyBudget) error {
 			ocr_pages_per_day = excluded.ocr_pages_per_day, requests_per_minute = excluded.requests_per_minute,
 			updated_at = excluded.updated_at`,
 		b.APIKeyID, b.PerDay.Requests, b.PerDay.Bytes, b.PerDay.BrowserSeconds, b.PerDay.OCRPages,
-		b.RequestsPerMinute, s.ts(now))
+		b.RequestsPerMinute, t.s.ts(now))
 	if err != nil {
 		return fmt.Errorf("set budget of api key %d: %w", b.APIKeyID, err)
 	}
