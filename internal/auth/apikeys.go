@@ -67,6 +67,14 @@ func keyJSON(k *store.APIKey) json.RawMessage {
 // itself, which is stored only hashed: show it once and it is gone. A scope
 // the user's role does not allow is refused (a viewer's key reads only).
 func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string, scopes []string, expiresAt *time.Time) (string, *store.APIKey, error) {
+	return s.CreateAPIKeyWith(ctx, actor, username, name, scopes, expiresAt, nil)
+}
+
+// CreateAPIKeyWith is CreateAPIKey that also runs also (when not nil) in
+// the key's transaction, once the key has its id: what belongs with the
+// key (its budget) is made with it or not at all.
+func (s *Service) CreateAPIKeyWith(ctx context.Context, actor, username, name string, scopes []string, expiresAt *time.Time,
+	also func(tx *store.Tx, keyID int64) error) (string, *store.APIKey, error) {
 	uname := normalizeUsername(username)
 	if err := checkUsername(uname); err != nil {
 		return "", nil, err
@@ -112,8 +120,14 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string
 		if err := tx.InsertAPIKey(ctx, k, secretHash(key)); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.create", ObjectType: "apikey",
-			ObjectID: fmt.Sprint(k.ID), After: keyJSON(k)})
+		if err := tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.create", ObjectType: "apikey",
+			ObjectID: fmt.Sprint(k.ID), After: keyJSON(k)}); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx, k.ID)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("apikey create: %w", err)

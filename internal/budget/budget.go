@@ -113,32 +113,32 @@ func (l Limits) Check() error {
 // actor's change ("apikey.budget"), in one transaction. A negative limit
 // is ErrInvalid; an unknown key is store.ErrNotFound.
 func (s *Service) SetLimits(ctx context.Context, actor string, keyID int64, l Limits) error {
+	return s.st.WithTx(ctx, func(tx *store.Tx) error { return s.SetLimitsIn(ctx, tx, actor, keyID, l) })
+}
+
+// SetLimitsIn is SetLimits inside tx, for the key's creation
+// (auth.Service.CreateAPIKeyWith).
+func (s *Service) SetLimitsIn(ctx context.Context, tx *store.Tx, actor string, keyID int64, l Limits) error {
 	if err := l.Check(); err != nil {
 		return fmt.Errorf("budget of api key %d: %w", keyID, err)
 	}
-	err := s.st.WithTx(ctx, func(tx *store.Tx) error {
-		if _, err := tx.APIKeyForUpdate(ctx, keyID); err != nil {
-			return err
-		}
-		var before json.RawMessage
-		old, err := tx.KeyBudget(ctx, keyID)
-		switch {
-		case err == nil:
-			before, _ = json.Marshal(Limits{PerDay: fromStore(old.PerDay), RequestsPerMinute: old.RequestsPerMinute})
-		case !errors.Is(err, store.ErrNotFound):
-			return err
-		}
-		if err := tx.SetKeyBudget(ctx, &store.KeyBudget{APIKeyID: keyID, PerDay: c2s(l.PerDay), RequestsPerMinute: l.RequestsPerMinute}); err != nil {
-			return err
-		}
-		after, _ := json.Marshal(l)
-		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.budget", ObjectType: "apikey",
-			ObjectID: strconv.FormatInt(keyID, 10), Before: before, After: after})
-	})
-	if err != nil {
+	if _, err := tx.APIKeyForUpdate(ctx, keyID); err != nil {
 		return fmt.Errorf("budget of api key %d: %w", keyID, err)
 	}
-	return nil
+	var before json.RawMessage
+	old, err := tx.KeyBudget(ctx, keyID)
+	switch {
+	case err == nil:
+		before, _ = json.Marshal(Limits{PerDay: fromStore(old.PerDay), RequestsPerMinute: old.RequestsPerMinute})
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("budget of api key %d: %w", keyID, err)
+	}
+	if err := tx.SetKeyBudget(ctx, &store.KeyBudget{APIKeyID: keyID, PerDay: c2s(l.PerDay), RequestsPerMinute: l.RequestsPerMinute}); err != nil {
+		return err
+	}
+	after, _ := json.Marshal(l)
+	return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.budget", ObjectType: "apikey",
+		ObjectID: strconv.FormatInt(keyID, 10), Before: before, After: after})
 }
 
 // each lists c's amounts with their budget names, in the order budgets are
