@@ -30,7 +30,7 @@ func ParseScopes(s string) ([]string, error) {
 			continue
 		}
 		if scopeRole(part) == "" {
-			return nil, invalidf("scope %q: use read, write or export, separated by commas", part)
+			return nil, invalidf("scope %q: use %s, separated by commas", part, scopeList())
 		}
 		seen[part] = true
 	}
@@ -41,7 +41,7 @@ func ParseScopes(s string) ([]string, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, invalidf("no scope: give read, write or export, separated by commas")
+		return nil, invalidf("no scope: give %s, separated by commas", scopeList())
 	}
 	return out, nil
 }
@@ -67,6 +67,14 @@ func keyJSON(k *store.APIKey) json.RawMessage {
 // itself, which is stored only hashed: show it once and it is gone. A scope
 // the user's role does not allow is refused (a viewer's key reads only).
 func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string, scopes []string, expiresAt *time.Time) (string, *store.APIKey, error) {
+	return s.CreateAPIKeyWith(ctx, actor, username, name, scopes, expiresAt, nil)
+}
+
+// CreateAPIKeyWith is CreateAPIKey that also runs also (when not nil) in
+// the key's transaction, once the key has its id: what belongs with the
+// key (its budget) is made with it or not at all.
+func (s *Service) CreateAPIKeyWith(ctx context.Context, actor, username, name string, scopes []string, expiresAt *time.Time,
+	also func(tx *store.Tx, keyID int64) error) (string, *store.APIKey, error) {
 	uname := normalizeUsername(username)
 	if err := checkUsername(uname); err != nil {
 		return "", nil, err
@@ -76,11 +84,11 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string
 		return "", nil, invalidf("key name %q: give a label of 1 to 100 bytes saying what the key is for", name)
 	}
 	if len(scopes) == 0 {
-		return "", nil, invalidf("no scope: give read, write or export")
+		return "", nil, invalidf("no scope: give %s", scopeList())
 	}
 	for _, sc := range scopes {
 		if scopeRole(sc) == "" {
-			return "", nil, invalidf("scope %q: use read, write or export", sc)
+			return "", nil, invalidf("scope %q: use %s", sc, scopeList())
 		}
 	}
 	if expiresAt != nil && !expiresAt.After(s.now()) {
@@ -112,8 +120,14 @@ func (s *Service) CreateAPIKey(ctx context.Context, actor, username, name string
 		if err := tx.InsertAPIKey(ctx, k, secretHash(key)); err != nil {
 			return err
 		}
-		return tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.create", ObjectType: "apikey",
-			ObjectID: fmt.Sprint(k.ID), After: keyJSON(k)})
+		if err := tx.RecordAudit(ctx, &store.AuditEntry{Actor: actor, Action: "apikey.create", ObjectType: "apikey",
+			ObjectID: fmt.Sprint(k.ID), After: keyJSON(k)}); err != nil {
+			return err
+		}
+		if also != nil {
+			return also(tx, k.ID)
+		}
+		return nil
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("apikey create: %w", err)

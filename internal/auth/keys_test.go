@@ -110,6 +110,29 @@ func TestAPIKeys(t *testing.T) {
 	})
 }
 
+// TestAcquireKeys: an operator's key may carry acquire, and acquires but
+// neither reads nor writes with it alone; a viewer's key may not have it.
+func TestAcquireKeys(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		w := newWorld(t, st, auth.Options{})
+		w.addUser(t, "alice", alicePW, auth.RoleOperator)
+		w.addUser(t, "victor", alicePW, auth.RoleViewer)
+		key, _, err := w.svc.CreateAPIKey(ctx, root, "alice", "agent", []string{auth.ScopeAcquire}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := w.byKey(key)
+		if err != nil || !p.Allows(auth.ScopeAcquire) || p.Allows(auth.ScopeWrite) || p.Allows(auth.ScopeRead) {
+			t.Errorf("acquire key: %+v %v, want acquire only", p, err)
+		}
+		_, _, err = w.svc.CreateAPIKey(ctx, root, "victor", "agent", []string{auth.ScopeRead, auth.ScopeAcquire}, nil)
+		if !errors.Is(err, auth.ErrInvalid) || !strings.Contains(err.Error(), "acquire") {
+			t.Errorf("a viewer's key with acquire: %v, want refused naming the scope", err)
+		}
+	})
+}
+
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 // TestDisabledUser: disabling a user ends their sessions and stops their
@@ -170,40 +193,45 @@ func TestSetPasswordEndsSessions(t *testing.T) {
 }
 
 // TestScopes: a session allows what its role allows; a key what its scopes
-// and its role both allow; an unknown scope and no caller allow nothing.
+// and its role both allow; an unknown scope and no caller allow nothing. A
+// read key cannot acquire, an acquire key cannot write, and a viewer never
+// acquires, key or session.
 func TestScopes(t *testing.T) {
+	op := func(scopes ...string) *auth.Principal {
+		return &auth.Principal{UserID: 1, Role: auth.RoleOperator, APIKeyID: 3, Scopes: scopes}
+	}
 	tests := []struct {
-		name                string
-		p                   *auth.Principal
-		read, write, export bool
+		name                         string
+		p                            *auth.Principal
+		read, write, export, acquire bool
 	}{
-		{"viewer session", &auth.Principal{UserID: 1, Role: auth.RoleViewer}, true, false, false},
-		{"operator session", &auth.Principal{UserID: 1, Role: auth.RoleOperator}, true, true, true},
-		{"admin session", &auth.Principal{UserID: 1, Role: auth.RoleAdmin}, true, true, true},
-		{"operator key read", &auth.Principal{UserID: 1, Role: auth.RoleOperator, APIKeyID: 3, Scopes: []string{"read"}}, true, false, false},
-		{"operator key export", &auth.Principal{UserID: 1, Role: auth.RoleOperator, APIKeyID: 3, Scopes: []string{"export"}}, false, false, true},
-		{"viewer key write", &auth.Principal{UserID: 1, Role: auth.RoleViewer, APIKeyID: 3, Scopes: []string{"read", "write"}}, true, false, false},
-		{"key without scopes", &auth.Principal{UserID: 1, Role: auth.RoleAdmin, APIKeyID: 3}, false, false, false},
-		{"unknown role", &auth.Principal{UserID: 1, Role: "root"}, false, false, false},
-		{"nobody", nil, false, false, false},
+		{"viewer session", &auth.Principal{UserID: 1, Role: auth.RoleViewer}, true, false, false, false},
+		{"operator session", &auth.Principal{UserID: 1, Role: auth.RoleOperator}, true, true, true, true},
+		{"admin session", &auth.Principal{UserID: 1, Role: auth.RoleAdmin}, true, true, true, true},
+		{"operator key read", op("read"), true, false, false, false},
+		{"operator key export", op("export"), false, false, true, false},
+		{"operator key acquire", op("acquire"), false, false, false, true},
+		{"operator key read,acquire", op("read", "acquire"), true, false, false, true},
+		{"viewer key write", &auth.Principal{UserID: 1, Role: auth.RoleViewer, APIKeyID: 3, Scopes: []string{"read", "write"}}, true, false, false, false},
+		{"viewer key acquire", &auth.Principal{UserID: 1, Role: auth.RoleViewer, APIKeyID: 3, Scopes: []string{"read", "acquire"}}, true, false, false, false},
+		{"key without scopes", &auth.Principal{UserID: 1, Role: auth.RoleAdmin, APIKeyID: 3}, false, false, false, false},
+		{"unknown role", &auth.Principal{UserID: 1, Role: "root"}, false, false, false, false},
+		{"nobody", nil, false, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.p.Allows("read"); got != tt.read {
-				t.Errorf("read: %v, want %v", got, tt.read)
-			}
-			if got := tt.p.Allows("write"); got != tt.write {
-				t.Errorf("write: %v, want %v", got, tt.write)
-			}
-			if got := tt.p.Allows("export"); got != tt.export {
-				t.Errorf("export: %v, want %v", got, tt.export)
+			for scope, want := range map[string]bool{auth.ScopeRead: tt.read, auth.ScopeWrite: tt.write,
+				auth.ScopeExport: tt.export, auth.ScopeAcquire: tt.acquire} {
+				if got := tt.p.Allows(scope); got != want {
+					t.Errorf("%s: %v, want %v", scope, got, want)
+				}
 			}
 			if tt.p.Allows("admin") || tt.p.Allows("") {
 				t.Error("an unknown scope is allowed")
 			}
 		})
 	}
-	if s, err := auth.ParseScopes(" export, READ ,read"); err != nil || !slices.Equal(s, []string{"read", "export"}) {
+	if s, err := auth.ParseScopes("acquire, export, READ ,read"); err != nil || !slices.Equal(s, []string{"read", "export", "acquire"}) {
 		t.Errorf("ParseScopes: %v %v", s, err)
 	}
 	for _, bad := range []string{"", ",", "read,delete"} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -126,17 +127,30 @@ const (
 	// ScopeExport reads the incremental export, the feed the knowledge
 	// base takes articles from (operator or admin).
 	ScopeExport = "export"
+	// ScopeAcquire asks zhizhi to fetch, render, crawl or parse a page of
+	// the caller's choosing now (the /v1 acquisition API), within the key's
+	// budgets (operator or admin). It is an operator's scope because each
+	// such request makes zhizhi itself visit a site, under its own
+	// User-Agent and against its hosts' politeness allowance, and spends
+	// browser time and OCR: the same weight as "crawl now", which a viewer
+	// may not do either. It grants no write: a key needs write for that.
+	ScopeAcquire = "acquire"
 )
 
 // Scopes lists every scope, in the order they are shown.
-var Scopes = []string{ScopeRead, ScopeWrite, ScopeExport}
+var Scopes = []string{ScopeRead, ScopeWrite, ScopeExport, ScopeAcquire}
+
+// scopeList is Scopes for a message: "read, write, export or acquire".
+func scopeList() string {
+	return strings.Join(Scopes[:len(Scopes)-1], ", ") + " or " + Scopes[len(Scopes)-1]
+}
 
 // scopeRole is the least role that may use a scope.
 func scopeRole(scope string) Role {
 	switch scope {
 	case ScopeRead:
 		return RoleViewer
-	case ScopeWrite, ScopeExport:
+	case ScopeWrite, ScopeExport, ScopeAcquire:
 		return RoleOperator
 	}
 	return ""

@@ -39,6 +39,7 @@ var auditVerbs = map[string]string{
 	"start":       "开始",
 	"export":      "导出",
 	"detect":      "检测",
+	"budget":      "更改预算",
 }
 
 // auditObject is the Chinese name of an object type; an unknown one is
