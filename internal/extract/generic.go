@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	trafilatura "github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
 )
 
 // Page is what the generic extractor finds on a page that has no template.
@@ -35,8 +36,16 @@ type Trafilatura struct{}
 // MainText implements MainText with go-trafilatura, falling back to its
 // readability/distiller candidates when its own pass finds nothing.
 func (Trafilatura) MainText(doc *goquery.Document, pageURL *url.URL) (string, string, time.Time, error) {
+	res, err := trafilaturaExtract(doc, pageURL)
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
+}
+
+func trafilaturaExtract(doc *goquery.Document, pageURL *url.URL) (*trafilatura.ExtractResult, error) {
 	if len(doc.Nodes) == 0 {
-		return "", "", time.Time{}, fmt.Errorf("main text: empty document")
+		return nil, fmt.Errorf("main text: empty document")
 	}
 	res, err := trafilatura.ExtractDocument(doc.Nodes[0], trafilatura.Options{
 		OriginalURL:     pageURL,
@@ -45,10 +54,36 @@ func (Trafilatura) MainText(doc *goquery.Document, pageURL *url.URL) (string, st
 		Deduplicate:     true,
 	})
 	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("main text: %w", err)
+		return nil, fmt.Errorf("main text: %w", err)
 	}
-	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
+	return res, nil
 }
+
+// Main is a page's main content as the generic extractor finds it: the
+// content as HTML (the library's own simplified tree of paragraphs,
+// headings, lists and tables), its plain text and the page's title.
+type Main struct {
+	Title string
+	Text  string
+	Node  *html.Node // nil when nothing was found
+}
+
+// MainContent finds the main content of a page with the generic extractor,
+// for callers that want its markup (a Markdown rendering) and not only its
+// text. The document is left as it was.
+func MainContent(doc *goquery.Document, pageURL *url.URL) (*Main, error) {
+	// The library rewrites the tree it reads: give it a copy.
+	cp := goquery.CloneDocument(doc)
+	res, err := trafilaturaExtract(cp, pageURL)
+	if err != nil {
+		return nil, err
+	}
+	return &Main{Title: pickTitle(doc, res.Metadata.Title), Text: strings.TrimSpace(res.ContentText), Node: res.ContentNode}, nil
+}
+
+// Title is a page's headline: its own <h1> (or a heading its <title>
+// starts with) rather than the site-decorated <title>.
+func Title(doc *goquery.Document) string { return pickTitle(doc, doc.Find("title").First().Text()) }
 
 // pubDateMetas are <meta> names that government CMSs use for the
 // publication time, most specific first.
