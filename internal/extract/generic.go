@@ -36,14 +36,16 @@ type Trafilatura struct{}
 // MainText implements MainText with go-trafilatura, falling back to its
 // readability/distiller candidates when its own pass finds nothing.
 func (Trafilatura) MainText(doc *goquery.Document, pageURL *url.URL) (string, string, time.Time, error) {
-	res, err := trafilaturaExtract(doc, pageURL)
+	res, err := trafilaturaExtract(doc, pageURL, false)
 	if err != nil {
 		return "", "", time.Time{}, err
 	}
 	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
 }
 
-func trafilaturaExtract(doc *goquery.Document, pageURL *url.URL) (*trafilatura.ExtractResult, error) {
+// trafilaturaExtract runs the library; markup keeps links and images in
+// its content tree, for callers that render it.
+func trafilaturaExtract(doc *goquery.Document, pageURL *url.URL, markup bool) (*trafilatura.ExtractResult, error) {
 	if len(doc.Nodes) == 0 {
 		return nil, fmt.Errorf("main text: empty document")
 	}
@@ -52,6 +54,8 @@ func trafilaturaExtract(doc *goquery.Document, pageURL *url.URL) (*trafilatura.E
 		EnableFallback:  true,
 		ExcludeComments: true,
 		Deduplicate:     true,
+		IncludeLinks:    markup,
+		IncludeImages:   markup,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("main text: %w", err)
@@ -74,11 +78,20 @@ type Main struct {
 func MainContent(doc *goquery.Document, pageURL *url.URL) (*Main, error) {
 	// The library rewrites the tree it reads: give it a copy.
 	cp := goquery.CloneDocument(doc)
-	res, err := trafilaturaExtract(cp, pageURL)
+	res, err := trafilaturaExtract(cp, pageURL, true)
 	if err != nil {
 		return nil, err
 	}
-	return &Main{Title: pickTitle(doc, res.Metadata.Title), Text: strings.TrimSpace(res.ContentText), Node: res.ContentNode}, nil
+	m := &Main{Title: pickTitle(doc, res.Metadata.Title), Text: strings.TrimSpace(res.ContentText), Node: res.ContentNode}
+	if m.Node != nil && m.Title != "" && !strings.HasPrefix(CleanText(m.Text), m.Title) {
+		// The library takes the headline for metadata and leaves it out
+		// of the content; a reader of the content wants it on top.
+		h := &html.Node{Type: html.ElementNode, Data: "h1"}
+		h.AppendChild(&html.Node{Type: html.TextNode, Data: m.Title})
+		m.Node.InsertBefore(h, m.Node.FirstChild)
+		m.Text = m.Title + "\n" + m.Text
+	}
+	return m, nil
 }
 
 // Title is a page's headline: its own <h1> (or a heading its <title>
@@ -148,12 +161,20 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	}
 
+	p.Links = Links(doc, pageURL)
+	return p, nil
+}
+
+// Links returns the page's links made absolute against pageURL: http and
+// https only, without fragments, each once, in page order. Never nil.
+func Links(doc *goquery.Document, pageURL *url.URL) []string {
+	links := []string{}
+	if pageURL == nil {
+		return links
+	}
 	seen := map[string]bool{}
 	doc.Find("a[href]").Each(func(_ int, a *goquery.Selection) {
 		href, _ := a.Attr("href")
-		if pageURL == nil {
-			return
-		}
 		u, err := Resolve(pageURL, href)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			return
@@ -161,10 +182,10 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		u.Fragment = ""
 		if s := u.String(); !seen[s] {
 			seen[s] = true
-			p.Links = append(p.Links, s)
+			links = append(links, s)
 		}
 	})
-	return p, nil
+	return links
 }
 
 // urlLikeRe matches URLs and paths in a page's text and scripts: their
