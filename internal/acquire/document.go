@@ -156,8 +156,8 @@ func build(req *fetchRequest, pg *page, now time.Time) (*Document, error) {
 	}
 	sum := sha256.Sum256([]byte(markdown))
 	d.Acquisition = Acquisition{SourceURL: pg.SourceURL, FinalURL: pg.FinalURL, Provider: providerDirect,
-		FetchedAt: pg.FetchedAt.UTC().Format(time.RFC3339),
-		Raw:       RawObject{Ref: pg.RawRef, SHA256: pg.RawSHA256, Bytes: len(pg.Body), ContentType: pg.ContentType},
+		FetchedAt:  pg.FetchedAt.UTC().Format(time.RFC3339),
+		Raw:        RawObject{Ref: pg.RawRef, SHA256: pg.RawSHA256, Bytes: len(pg.Body), ContentType: pg.ContentType},
 		Normalized: Normalized{Format: normalizedFormatLabel, SHA256: hex.EncodeToString(sum[:]), Bytes: len(markdown)},
 		Untrusted:  true,
 		Evidence: Evidence{Attempts: pg.Attempts, Status: pg.Status, WireBytes: pg.WireBytes,

@@ -94,7 +94,7 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 	if kindOfContent(ct) == "" {
 		mt, _, _ := mime.ParseMediaType(ct)
 		return nil, &failure{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedContent,
-			msg: fmt.Sprintf("the page is %s, not HTML or text; /v1/fetch turns web pages into Markdown (PDFs have endpoints of their own)", mt),
+			msg:     fmt.Sprintf("the page is %s, not HTML or text; /v1/fetch turns web pages into Markdown (PDFs have endpoints of their own)", mt),
 			details: map[string]any{"contentType": ct}}
 	}
 	pg := &page{SourceURL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct, Body: resp.Body,
