@@ -76,9 +76,11 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 			a.d.Logger.Warn("acquire fetch: read snapshot", "url", req.URL, "error", err)
 		}
 	}
-	resp, err := a.d.Client.Do(ctx, fetch.Request{
-		URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes,
-	})
+	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes}
+	if err := a.d.Client.CheckTarget(ctx, freq); err != nil {
+		return nil, fetchFailure(ctx, req, err, a.d.Now())
+	}
+	resp, err := a.d.Client.Do(ctx, freq)
 	if err != nil {
 		return nil, fetchFailure(ctx, req, err, a.d.Now())
 	}
