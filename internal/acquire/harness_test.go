@@ -17,6 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/fetch/ssrftest"
 	"zhizhi/internal/sim"
@@ -150,7 +155,42 @@ func (e *env) post(t testing.TB, path string, body any) *answer {
 	if err := json.Unmarshal(a.raw, a); err != nil {
 		t.Fatalf("POST %s: answer is not JSON (%v): %s", path, err, a.raw)
 	}
+	checkSpec(t, path, a)
 	return a
+}
+
+var (
+	specOnce   sync.Once
+	specRouter routers.Router
+	specErr    error
+)
+
+// checkSpec validates an answer against openapi.yaml, the description
+// clients generate code from.
+func checkSpec(t testing.TB, path string, a *answer) {
+	t.Helper()
+	specOnce.Do(func() {
+		var doc *openapi3.T
+		if doc, specErr = openapi3.NewLoader().LoadFromFile("../api/openapi.yaml"); specErr == nil {
+			specRouter, specErr = gorillamux.NewRouter(doc)
+		}
+	})
+	if specErr != nil {
+		t.Fatalf("openapi.yaml: %v", specErr)
+	}
+	req := httptest.NewRequest(http.MethodPost, "http://zhizhi.test"+path, nil)
+	route, params, err := specRouter.FindRoute(req)
+	if err != nil {
+		t.Fatalf("openapi.yaml has no %s: %v", path, err)
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 a.status, Header: a.header, Body: io.NopCloser(bytes.NewReader(a.raw)),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
+		t.Errorf("POST %s answered %d against openapi.yaml: %v\n%.500s", path, a.status, err, a.raw)
+	}
 }
 
 // ok fetches and fails the test unless the answer is a success.
