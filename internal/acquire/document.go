@@ -227,25 +227,22 @@ func pageMetadata(doc *goquery.Document, m *Metadata) {
 func content(req *fetchRequest, doc *goquery.Document, final *url.URL, m *Metadata) (*html.Node, string, error) {
 	work := goquery.CloneDocument(doc)
 	work.FindMatcher(dropTags).Remove()
-	for _, g := range req.Exclude {
-		work.FindMatcher(g).Remove()
+	if req.Exclude != nil {
+		work.FindMatcher(req.Exclude).Remove()
 	}
-	if len(req.Include) > 0 {
+	if req.Include != nil {
+		// One selector group: goquery gives its matches in page order,
+		// each once; an element inside one already taken is not taken
+		// again.
 		box := &html.Node{Type: html.ElementNode, Data: "div"}
-		var picked []*html.Node
-		for _, g := range req.Include {
-			work.FindMatcher(g).Each(func(_ int, s *goquery.Selection) { picked = append(picked, s.Nodes[0]) })
-		}
-		seen := map[*html.Node]bool{}
-		// Page order, and an element inside one already taken is not taken twice.
-		work.Find("*").Each(func(_ int, s *goquery.Selection) {
+		taken := map[*html.Node]bool{}
+		work.FindMatcher(req.Include).Each(func(_ int, s *goquery.Selection) {
 			n := s.Nodes[0]
-			for _, p := range picked {
-				if p == n && !seen[n] && !insideAny(n, seen) {
-					seen[n] = true
-					box.AppendChild(cloneNode(n))
-				}
+			if insideAny(n, taken) {
+				return
 			}
+			taken[n] = true
+			box.AppendChild(s.Clone().Nodes[0])
 		})
 		return box, extract.BodyText(goquery.NewDocumentFromNode(box).Selection), nil
 	}
@@ -275,16 +272,6 @@ func insideAny(n *html.Node, set map[*html.Node]bool) bool {
 		}
 	}
 	return false
-}
-
-// cloneNode is a deep copy of n, detached.
-func cloneNode(n *html.Node) *html.Node {
-	c := &html.Node{Type: n.Type, DataAtom: n.DataAtom, Data: n.Data, Namespace: n.Namespace,
-		Attr: append([]html.Attribute(nil), n.Attr...)}
-	for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-		c.AppendChild(cloneNode(ch))
-	}
-	return c
 }
 
 // absolutize makes the links and images under n absolute, so the html

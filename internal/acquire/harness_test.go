@@ -112,6 +112,12 @@ func newEnv(t testing.TB, st *store.Store) *env {
 	return e
 }
 
+func (e *env) dialsNow() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.dials...)
+}
+
 func (e *env) dialCount() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -268,6 +274,11 @@ func newSmallSite(t testing.TB) *smallSite {
 	mux.HandleFunc("/file.pdf", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/pdf")
 		io.WriteString(w, "%PDF-1.4\n%%EOF\n")
+	})
+	mux.HandleFunc("/go", func(w http.ResponseWriter, r *http.Request) {
+		// /go?to=<url>: a redirect to wherever to says.
+		w.Header().Set("Location", r.URL.Query().Get("to"))
+		w.WriteHeader(http.StatusFound)
 	})
 	mux.HandleFunc("/slow.html", func(w http.ResponseWriter, r *http.Request) {
 		// Answers only once the client has given up.

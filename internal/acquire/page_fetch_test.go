@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,6 +226,28 @@ func TestSSRFTable(t *testing.T) {
 			}
 			if n := e.dialCount() - before; n != 0 {
 				t.Errorf("%s: %d connections opened", c.URL, n)
+			}
+		})
+	}
+}
+
+// TestSSRFByRedirect: a public page redirecting to a refused address is
+// refused at the hop, and the only connection opened is the one to the
+// page that redirected.
+func TestSSRFByRedirect(t *testing.T) {
+	e := newEnv(t, storetest.SQLite(t))
+	for _, target := range []string{"http://169.254.169.254/latest/meta-data/", "http://10.0.0.1/", "http://www.x.gov.test/", "http://127.0.0.1:8080/"} {
+		t.Run(target, func(t *testing.T) {
+			before := len(e.dialsNow())
+			a := e.post(t, "/v1/fetch", map[string]any{"url": smallURL("/go?to=" + url.QueryEscape(target))})
+			if a.status != http.StatusForbidden || a.Code != CodeURLRefused || !strings.Contains(a.Error, "refused: ") {
+				t.Errorf("redirect to %s: %d %s", target, a.status, a.raw)
+			}
+			t.Log(a.Error)
+			for _, d := range e.dialsNow()[before:] {
+				if d != e.small.addr {
+					t.Errorf("redirect to %s: a connection to %s", target, d)
+				}
 			}
 		})
 	}

@@ -34,8 +34,8 @@ type fetchRequest struct {
 	URL             string
 	Formats         map[string]bool
 	OnlyMainContent bool
-	Include         []cascadia.Selector
-	Exclude         []cascadia.Selector
+	Include         cascadia.Selector // nil: none given
+	Exclude         cascadia.Selector
 	Timeout         time.Duration
 	MaxAge          time.Duration
 	MaxBytes        int64
@@ -196,8 +196,9 @@ func millis(raw map[string]json.RawMessage, name string, least int64) (int64, er
 	return n, nil
 }
 
-// selectors compiles a list of CSS selectors.
-func selectors(raw map[string]json.RawMessage, name string) ([]cascadia.Selector, error) {
+// selectors compiles a list of CSS selectors into one group (nil for
+// none), each checked on its own so that a bad one is named.
+func selectors(raw map[string]json.RawMessage, name string) (cascadia.Selector, error) {
 	var list []string
 	if err := field(raw, name, &list); err != nil {
 		return nil, err
@@ -205,16 +206,20 @@ func selectors(raw map[string]json.RawMessage, name string) ([]cascadia.Selector
 	if len(list) > maxSelectors {
 		return nil, invalid("%s: at most %d selectors", name, maxSelectors)
 	}
-	var out []cascadia.Selector
+	if len(list) == 0 {
+		return nil, nil
+	}
 	for i, s := range list {
 		if len(s) > maxSelectorLength {
 			return nil, invalid("%s[%d]: longer than %d bytes", name, i, maxSelectorLength)
 		}
-		g, err := cascadia.Compile(s)
-		if err != nil {
+		if _, err := cascadia.Compile(s); err != nil {
 			return nil, invalid("%s[%d]: %q is not a CSS selector: %v", name, i, s, err)
 		}
-		out = append(out, g)
 	}
-	return out, nil
+	g, err := cascadia.Compile(strings.Join(list, ", "))
+	if err != nil {
+		return nil, invalid("%s: %v", name, err)
+	}
+	return g, nil
 }

@@ -113,7 +113,7 @@ func TestFirecrawlSDK(t *testing.T) {
 		Metadata Metadata `json:"metadata"`
 		Error    *struct {
 			Name, Message, Code string
-			Status             int
+			Status              int
 		} `json:"error"`
 		Acquisition *Acquisition `json:"acquisition"`
 	}

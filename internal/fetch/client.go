@@ -288,6 +288,18 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
 			return nil, err
 		}
+		// A hop to a name that resolves to a refused address is refused
+		// as such, before its robots.txt is asked for: met there, it
+		// would read as a robots.txt that cannot be read and close the
+		// name. (The dialer judges every connection again.)
+		if c.guard.CheckURL(next) == nil { // else the hop's own request says why
+			var refused *RefusedError
+			if err := c.guard.CheckName(ctx, next.Hostname()); errors.As(err, &refused) {
+				req.URL = next.String()
+				c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
+				return nil, err
+			}
+		}
 		// The next hop is a fresh request to whatever host it names; a
 		// conditional request's validators belong to the first URL only.
 		req.Conditional = false
