@@ -360,8 +360,14 @@ func TestFetchFailures(t *testing.T) {
 			}
 		})
 	}
+	// A longer timeout or a larger max_bytes than the server allows is cut
+	// to its limits, as Firecrawl cuts the timeout.
+	d := e.ok(t, map[string]any{"url": smallURL("/notice.txt"), "timeout": 99999999, "max_bytes": DefaultMaxBytes * 10})
+	if ev := d.Acquisition.Evidence; ev.TimeoutMS != DefaultMaxTimeout.Milliseconds() || ev.MaxBytes != DefaultMaxBytes {
+		t.Errorf("limits applied: timeout %d ms, max_bytes %d; want %d, %d", ev.TimeoutMS, ev.MaxBytes, DefaultMaxTimeout.Milliseconds(), DefaultMaxBytes)
+	}
 	// Plain text is read as text.
-	d := e.ok(t, map[string]any{"url": smallURL("/notice.txt"), "formats": []string{"markdown", "text"}})
+	d = e.ok(t, map[string]any{"url": smallURL("/notice.txt"), "formats": []string{"markdown", "text"}})
 	if *d.Markdown != "停水通知：明日上午停水。" || *d.Text != *d.Markdown {
 		t.Errorf("text/plain: %q %q", *d.Markdown, *d.Text)
 	}
