@@ -64,6 +64,12 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 // acquire answers from a young enough snapshot, or asks the site through
 // the polite client and keeps the answer.
 func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) {
+	// A URL the guard refuses is refused whether or not a snapshot could
+	// answer: the answer to a request never depends on what was cached.
+	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes}
+	if err := a.d.Client.CheckTarget(ctx, freq); err != nil {
+		return nil, fetchFailure(ctx, req, err, a.d.Now())
+	}
 	if req.MaxAge > 0 {
 		snap, body, err := a.d.Store.FetchSnapshot(ctx, req.URL)
 		switch {
@@ -75,10 +81,6 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 			// Not fatal: the site is asked instead, politely as always.
 			a.d.Logger.Warn("acquire fetch: read snapshot", "url", req.URL, "error", err)
 		}
-	}
-	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes}
-	if err := a.d.Client.CheckTarget(ctx, freq); err != nil {
-		return nil, fetchFailure(ctx, req, err, a.d.Now())
 	}
 	resp, err := a.d.Client.Do(ctx, freq)
 	if err != nil {
