@@ -1,14 +1,6 @@
 package api
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
-
-	"zhizhi/internal/pages"
-)
+import "zhizhi/internal/pages"
 
 // multilineFields are the body fields that are prose a person may write
 // over several lines (a card's summary, a reason), as the console's
@@ -20,50 +12,8 @@ var multilineFields = map[string]bool{"summary": true, "reason": true}
 // character, and whether there is one. Such text is never meant and is
 // refused before anything reads it; a body that is not JSON is left to the
 // decoder to refuse.
-func badBodyText(body []byte) (string, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return "", false
-	}
-	return badText("", "", v)
-}
-
-func badText(place, key string, v any) (string, bool) {
-	switch v := v.(type) {
-	case string:
-		if !pages.PlainText(v, multilineFields[key]) {
-			return place, true
-		}
-	case []any:
-		for i, e := range v {
-			if p, bad := badText(fmt.Sprintf("%s[%d]", place, i), key, e); bad {
-				return p, true
-			}
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			p := k
-			if place != "" {
-				p = place + "." + k
-			}
-			if !pages.PlainText(k, false) {
-				return p, true
-			}
-			if p, bad := badText(p, k, v[k]); bad {
-				return p, true
-			}
-		}
-	}
-	return "", false
-}
+func badBodyText(body []byte) (string, bool) { return pages.BadJSONText(body, multilineFields) }
 
 // printable is place as it can be shown in an answer: a key that itself
 // holds a control character is not repeated.
-func printable(place string) string {
-	if !pages.PlainText(place, false) {
-		return "a key of the body"
-	}
-	return place
-}
+func printable(place string) string { return pages.PrintablePlace(place) }

@@ -2,12 +2,17 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sort"
 	"strings"
 	"testing"
 
+	"zhizhi/internal/acquire"
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 	"zhizhi/internal/target"
 )
@@ -30,6 +35,10 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	served := map[string]bool{}
 	for _, rt := range h.routes() {
 		served[rt.method+" "+Prefix+rt.path] = true
+	}
+	// The acquisition API (/v1, Firecrawl's /v2) is described here too.
+	for _, p := range acquire.Patterns {
+		served[p] = true
 	}
 	described := map[string]bool{}
 	for path, item := range doc.Paths.Map() {
@@ -64,10 +73,20 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	if !ok {
 		t.Fatalf("New returns %T, want *http.ServeMux", api)
 	}
+	acq, err := acquire.New(acquire.Deps{Store: st, Client: noFetch(t, st)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acqMux := http.NewServeMux()
+	acq.Routes(acqMux)
 	for k := range described {
 		method, path, _ := strings.Cut(k, " ")
 		req := httptest.NewRequest(method, "http://zhizhi.test"+strings.ReplaceAll(path, "{id}", "1"), nil)
-		if _, pattern := mux.Handler(req); pattern != k {
+		m := mux
+		if !strings.HasPrefix(path, Prefix+"/") {
+			m = acqMux
+		}
+		if _, pattern := m.Handler(req); pattern != k {
 			t.Errorf("%s reaches pattern %q, want %q", k, pattern, k)
 		}
 	}
@@ -86,4 +105,22 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 			t.Errorf("%s %s without credentials: error %q, want unauthenticated", rt.method, path, e.Error)
 		}
 	}
+}
+
+// noFetch is a polite client that can reach nothing, for tests that only
+// look at routes.
+func noFetch(t *testing.T, st *store.Store) *fetch.Client {
+	t.Helper()
+	c, err := fetch.NewClient(fetch.ClientOptions{Store: st,
+		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return nil, fmt.Errorf("no network in this test: %s", addr)
+		},
+		LookupIP: func(ctx context.Context, host string) ([]net.IP, error) {
+			return nil, fmt.Errorf("no DNS in this test: %s", host)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }

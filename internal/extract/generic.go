@@ -10,6 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	trafilatura "github.com/markusmobius/go-trafilatura"
+	"golang.org/x/net/html"
 )
 
 // Page is what the generic extractor finds on a page that has no template.
@@ -35,20 +36,67 @@ type Trafilatura struct{}
 // MainText implements MainText with go-trafilatura, falling back to its
 // readability/distiller candidates when its own pass finds nothing.
 func (Trafilatura) MainText(doc *goquery.Document, pageURL *url.URL) (string, string, time.Time, error) {
+	res, err := trafilaturaExtract(doc, pageURL, false)
+	if err != nil {
+		return "", "", time.Time{}, err
+	}
+	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
+}
+
+// trafilaturaExtract runs the library; markup keeps links and images in
+// its content tree, for callers that render it.
+func trafilaturaExtract(doc *goquery.Document, pageURL *url.URL, markup bool) (*trafilatura.ExtractResult, error) {
 	if len(doc.Nodes) == 0 {
-		return "", "", time.Time{}, fmt.Errorf("main text: empty document")
+		return nil, fmt.Errorf("main text: empty document")
 	}
 	res, err := trafilatura.ExtractDocument(doc.Nodes[0], trafilatura.Options{
 		OriginalURL:     pageURL,
 		EnableFallback:  true,
 		ExcludeComments: true,
 		Deduplicate:     true,
+		IncludeLinks:    markup,
+		IncludeImages:   markup,
 	})
 	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("main text: %w", err)
+		return nil, fmt.Errorf("main text: %w", err)
 	}
-	return strings.TrimSpace(res.Metadata.Title), strings.TrimSpace(res.ContentText), res.Metadata.Date, nil
+	return res, nil
 }
+
+// Main is a page's main content as the generic extractor finds it: the
+// content as HTML (the library's own simplified tree of paragraphs,
+// headings, lists and tables), its plain text and the page's title.
+type Main struct {
+	Title string
+	Text  string
+	Node  *html.Node // nil when nothing was found
+}
+
+// MainContent finds the main content of a page with the generic extractor,
+// for callers that want its markup (a Markdown rendering) and not only its
+// text. The document is left as it was.
+func MainContent(doc *goquery.Document, pageURL *url.URL) (*Main, error) {
+	// The library rewrites the tree it reads: give it a copy.
+	cp := goquery.CloneDocument(doc)
+	res, err := trafilaturaExtract(cp, pageURL, true)
+	if err != nil {
+		return nil, err
+	}
+	m := &Main{Title: pickTitle(doc, res.Metadata.Title), Text: strings.TrimSpace(res.ContentText), Node: res.ContentNode}
+	if m.Node != nil && m.Title != "" && !strings.HasPrefix(CleanText(m.Text), m.Title) {
+		// The library takes the headline for metadata and leaves it out
+		// of the content; a reader of the content wants it on top.
+		h := &html.Node{Type: html.ElementNode, Data: "h1"}
+		h.AppendChild(&html.Node{Type: html.TextNode, Data: m.Title})
+		m.Node.InsertBefore(h, m.Node.FirstChild)
+		m.Text = m.Title + "\n" + m.Text
+	}
+	return m, nil
+}
+
+// Title is a page's headline: its own <h1> (or a heading its <title>
+// starts with) rather than the site-decorated <title>.
+func Title(doc *goquery.Document) string { return pickTitle(doc, doc.Find("title").First().Text()) }
 
 // pubDateMetas are <meta> names that government CMSs use for the
 // publication time, most specific first.
@@ -113,12 +161,20 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		}
 	}
 
+	p.Links = Links(doc, pageURL)
+	return p, nil
+}
+
+// Links returns the page's links made absolute against pageURL: http and
+// https only, without fragments, each once, in page order. Never nil.
+func Links(doc *goquery.Document, pageURL *url.URL) []string {
+	links := []string{}
+	if pageURL == nil {
+		return links
+	}
 	seen := map[string]bool{}
 	doc.Find("a[href]").Each(func(_ int, a *goquery.Selection) {
 		href, _ := a.Attr("href")
-		if pageURL == nil {
-			return
-		}
 		u, err := Resolve(pageURL, href)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
 			return
@@ -126,10 +182,10 @@ func Generic(html []byte, pageURL *url.URL, mt MainText) (*Page, error) {
 		u.Fragment = ""
 		if s := u.String(); !seen[s] {
 			seen[s] = true
-			p.Links = append(p.Links, s)
+			links = append(links, s)
 		}
 	})
-	return p, nil
+	return links
 }
 
 // urlLikeRe matches URLs and paths in a page's text and scripts: their

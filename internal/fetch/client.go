@@ -288,11 +288,53 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 			c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
 			return nil, err
 		}
+		// A hop to a name that resolves to a refused address is refused
+		// as such, before its robots.txt is asked for: met there, it
+		// would read as a robots.txt that cannot be read and close the
+		// name. (The dialer judges every connection again.)
+		if c.guard.CheckURL(next) == nil { // else the hop's own request says why
+			var refused *RefusedError
+			if err := c.guard.CheckName(ctx, next.Hostname()); errors.As(err, &refused) {
+				req.URL = next.String()
+				c.logRow(ctx, req, next, "", c.clock.Now(), 0, 0, 0, err)
+				return nil, err
+			}
+		}
 		// The next hop is a fresh request to whatever host it names; a
 		// conditional request's validators belong to the first URL only.
 		req.Conditional = false
 		u = next
 	}
+}
+
+// CheckTarget refuses, before anything is sent, a URL the SSRF guard
+// would refuse: its scheme, user information, port and host literal, and
+// the addresses its name resolves to now (the dialer judges every
+// connection again, so a name whose answer changes later is still
+// refused). A refusal is a *RefusedError and gets its crawl_log row, as
+// Do's refusals do. A caller fetching on someone else's behalf (the
+// acquisition API) checks first, so that a name resolving to a private
+// address is refused as such, not met as a robots.txt that could not be
+// read, which would close the name for a while.
+func (c *Client) CheckTarget(ctx context.Context, req Request) error {
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		err = &RefusedError{Host: req.URL, Reason: "unparsable URL: " + err.Error()}
+		c.logRow(ctx, req, nil, "", c.clock.Now(), 0, 0, 0, err)
+		return err
+	}
+	err = c.guard.CheckURL(u)
+	if err == nil {
+		err = c.guard.CheckName(ctx, u.Hostname())
+	}
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		c.logRow(ctx, req, u, "", c.clock.Now(), 0, 0, 0, err)
+	}
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+	}
+	return nil
 }
 
 func isRedirect(status int) bool {

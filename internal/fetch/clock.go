@@ -182,3 +182,28 @@ func (c *FakeClock) NextWake() (time.Time, bool) {
 	}
 	return min, true
 }
+
+// AutoAdvance moves the clock to the next sleeper's deadline whenever
+// somebody sleeps and idle reports nothing on the wire (nil: always), until
+// the returned stop is called; stop waits for it to end. Time then never
+// moves between a request's start and its end, so a site's stamps on the
+// same clock are exactly the client's decisions.
+func (c *FakeClock) AutoAdvance(idle func() bool) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			if next, ok := c.NextWake(); ok && (idle == nil || idle()) {
+				c.Set(next)
+				continue
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}()
+	return func() { close(quit); <-done }
+}

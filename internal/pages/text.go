@@ -1,7 +1,12 @@
 package pages
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"unicode"
 	"unicode/utf8"
@@ -60,4 +65,58 @@ func BadParamMessage(name string) string {
 		name = "「" + name + "」"
 	}
 	return "查询参数" + name + "含有控制字符或无效编码，无法处理。请删去这些字符后重试。"
+}
+
+// BadJSONText returns the place (such as "urls[1]") of the first string in
+// a JSON document, or key of one of its objects, that is not PlainText, and
+// whether there is one; strings under the keys multiline names may hold
+// tab and line breaks. Every JSON body the API and the acquisition API take
+// is checked with it, so a control character is refused the same way
+// everywhere. A document that is not JSON is left to the decoder to refuse.
+func BadJSONText(body []byte, multiline map[string]bool) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", false
+	}
+	return badJSONValue("", "", v, multiline)
+}
+
+func badJSONValue(place, key string, v any, multiline map[string]bool) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		if !PlainText(v, multiline[key]) {
+			return place, true
+		}
+	case []any:
+		for i, e := range v {
+			if p, bad := badJSONValue(fmt.Sprintf("%s[%d]", place, i), key, e, multiline); bad {
+				return p, true
+			}
+		}
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			p := k
+			if place != "" {
+				p = place + "." + k
+			}
+			if !PlainText(k, false) {
+				return p, true
+			}
+			if p, bad := badJSONValue(p, k, v[k], multiline); bad {
+				return p, true
+			}
+		}
+	}
+	return "", false
+}
+
+// PrintablePlace is a place BadJSONText returned as it can be shown in an
+// answer: a key that itself holds a control character is not repeated.
+func PrintablePlace(place string) string {
+	if !PlainText(place, false) {
+		return "a key of the body"
+	}
+	return place
 }

@@ -314,11 +314,12 @@ func (s *Store) SaveArticle(ctx context.Context, a *model.Article, atts []model.
 }
 
 // BlobRefs returns every blob path a row refers to: raw HTML, text and
-// attachment files.
+// attachment files, and the raw bodies of the acquisition API's snapshots.
 func (s *Store) BlobRefs(ctx context.Context) (map[string]bool, error) {
 	rows, err := s.conn().query(ctx, `SELECT raw_html_path FROM article WHERE raw_html_path IS NOT NULL
 		UNION SELECT text_path FROM article WHERE text_path IS NOT NULL
-		UNION SELECT file_path FROM attachment WHERE file_path IS NOT NULL`)
+		UNION SELECT file_path FROM attachment WHERE file_path IS NOT NULL
+		UNION SELECT raw_path FROM fetch_snapshot`)
 	if err != nil {
 		return nil, fmt.Errorf("blob references: %w", err)
 	}

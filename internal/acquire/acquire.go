@@ -1,0 +1,87 @@
+package acquire
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/store"
+)
+
+// Defaults of Deps.
+const (
+	DefaultMaxBytes       = 10 << 20
+	DefaultTimeout        = 30 * time.Second
+	DefaultMaxTimeout     = 120 * time.Second
+	maxRequestBody        = 64 << 10
+	maxURLLength          = 4096
+	maxSelectors          = 50
+	maxSelectorLength     = 300
+	providerDirect        = "direct"
+	robotsAllowed         = "allowed"
+	robotsNotAsked        = "not asked (answered from a stored snapshot)"
+	normalizedFormatLabel = "markdown"
+)
+
+// Patterns are the routes Routes registers.
+var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape"}
+
+// Deps are what the API works with.
+type Deps struct {
+	Store  *store.Store
+	Client *fetch.Client // the polite client; every request goes through it
+	Now    func() time.Time
+	Logger *slog.Logger
+	// MaxBytes bounds a page's body, whatever a request asks (max_bytes
+	// may only lower it); 0 means DefaultMaxBytes.
+	MaxBytes int64
+	// DefaultTimeout is a request's time when it names none; MaxTimeout
+	// the most it may ask for (more is cut to it, as Firecrawl does).
+	DefaultTimeout, MaxTimeout time.Duration
+}
+
+// API serves the acquisition endpoints.
+type API struct {
+	d Deps
+}
+
+// New checks deps and returns the API.
+func New(d Deps) (*API, error) {
+	if d.Store == nil || d.Client == nil {
+		return nil, errors.New("acquisition api: a store and a fetch client are required")
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.MaxBytes <= 0 {
+		d.MaxBytes = DefaultMaxBytes
+	}
+	if d.MaxTimeout <= 0 {
+		d.MaxTimeout = DefaultMaxTimeout
+	}
+	if d.DefaultTimeout <= 0 {
+		d.DefaultTimeout = DefaultTimeout
+	}
+	d.DefaultTimeout = min(d.DefaultTimeout, d.MaxTimeout)
+	return &API{d: d}, nil
+}
+
+// Routes registers POST /v1/fetch and its Firecrawl-shaped alias POST
+// /v2/scrape on mux.
+func (a *API) Routes(mux *http.ServeMux) {
+	for _, p := range Patterns {
+		mux.HandleFunc(p, a.fetchPage)
+	}
+}
+
+// Handler is the API on a mux of its own.
+func (a *API) Handler() http.Handler {
+	mux := http.NewServeMux()
+	a.Routes(mux)
+	return mux
+}

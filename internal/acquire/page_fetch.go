@@ -1,0 +1,183 @@
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"time"
+
+	"zhizhi/internal/fetch"
+	"zhizhi/internal/model"
+	"zhizhi/internal/store"
+)
+
+// acceptHeader asks for what the API can turn into Markdown.
+const acceptHeader = "text/html,application/xhtml+xml,text/plain;q=0.9,*/*;q=0.1"
+
+// page is one fetched (or remembered) answer.
+type page struct {
+	SourceURL, FinalURL string
+	Status              int
+	ContentType         string
+	Body                []byte // as served: content-decoded, charset untouched
+	RawRef, RawSHA256   string
+	FetchedAt           time.Time
+	FromSnapshot        bool
+	WireBytes           int64
+	Duration            time.Duration
+	Tier                string
+	Attempts            int
+}
+
+// fetchPage serves POST /v1/fetch and POST /v2/scrape.
+func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
+	req, err := a.parseRequest(w, r)
+	if err != nil {
+		a.fail(w, r, asFailure(err))
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), req.Timeout)
+	defer cancel()
+	started := time.Now()
+	pg, f := a.acquire(ctx, req)
+	if f != nil {
+		a.d.Logger.Info("acquire fetch refused or failed", "url", req.URL, "code", f.code, "status", f.status,
+			"elapsed_ms", time.Since(started).Milliseconds())
+		a.fail(w, r, f)
+		return
+	}
+	doc, err := build(req, pg, a.d.Now())
+	if err != nil {
+		a.fail(w, r, asFailure(err))
+		return
+	}
+	a.d.Logger.Info("acquire fetch", "url", req.URL, "final_url", pg.FinalURL, "status", pg.Status,
+		"from_snapshot", pg.FromSnapshot, "raw_sha256", pg.RawSHA256, "elapsed_ms", time.Since(started).Milliseconds())
+	writeJSON(w, http.StatusOK, struct {
+		Success bool      `json:"success"`
+		Data    *Document `json:"data"`
+	}{true, doc})
+}
+
+// acquire answers from a young enough snapshot, or asks the site through
+// the polite client and keeps the answer.
+func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) {
+	// A URL the guard refuses is refused whether or not a snapshot could
+	// answer: the answer to a request never depends on what was cached.
+	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes}
+	if err := a.d.Client.CheckTarget(ctx, freq); err != nil {
+		return nil, fetchFailure(ctx, req, err, a.d.Now())
+	}
+	if req.MaxAge > 0 {
+		snap, body, err := a.d.Store.FetchSnapshot(ctx, req.URL)
+		switch {
+		case err == nil && a.d.Now().Sub(snap.FetchedAt) < req.MaxAge && snap.RawBytes <= req.MaxBytes:
+			return &page{SourceURL: req.URL, FinalURL: snap.FinalURL, Status: snap.Status, ContentType: snap.ContentType,
+				Body: body, RawRef: snap.RawPath, RawSHA256: snap.RawSHA256, FetchedAt: snap.FetchedAt,
+				FromSnapshot: true, WireBytes: 0, Duration: 0, Tier: snap.Tier}, nil
+		case err != nil && !errors.Is(err, store.ErrNotFound):
+			// Not fatal: the site is asked instead, politely as always.
+			a.d.Logger.Warn("acquire fetch: read snapshot", "url", req.URL, "error", err)
+		}
+	}
+	resp, err := a.d.Client.Do(ctx, freq)
+	if err != nil {
+		return nil, fetchFailure(ctx, req, err, a.d.Now())
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return nil, &failure{status: http.StatusBadGateway, code: CodeSiteError,
+			msg:     fmt.Sprintf("the site answered HTTP %d for %s", resp.Status, resp.URL),
+			details: map[string]any{"statusCode": resp.Status, "url": resp.URL}}
+	}
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" {
+		ct = http.DetectContentType(resp.Body)
+	}
+	if kindOfContent(ct) == "" {
+		mt, _, _ := mime.ParseMediaType(ct)
+		return nil, &failure{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedContent,
+			msg:     fmt.Sprintf("the page is %s, not HTML or text; /v1/fetch turns web pages into Markdown (PDFs have endpoints of their own)", mt),
+			details: map[string]any{"contentType": ct}}
+	}
+	pg := &page{SourceURL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct, Body: resp.Body,
+		FetchedAt: a.d.Now().UTC(), WireBytes: resp.WireBytes, Duration: resp.Duration, Tier: resp.Tier, Attempts: 1}
+	snap := &store.FetchSnapshot{URL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct,
+		WireBytes: resp.WireBytes, Duration: resp.Duration, Tier: resp.Tier, FetchedAt: pg.FetchedAt}
+	if err := a.d.Store.SaveFetchSnapshot(ctx, snap, resp.Body); err != nil {
+		a.d.Logger.Error("acquire fetch: keep raw body", "url", req.URL, "error", err)
+		return nil, &failure{status: http.StatusInternalServerError, code: CodeInternal,
+			msg: "the page was fetched but could not be stored; try again later"}
+	}
+	pg.RawRef, pg.RawSHA256 = snap.RawPath, snap.RawSHA256
+	return pg, nil
+}
+
+// kindOfContent is "html" or "text" for what the API reads, "" otherwise.
+func kindOfContent(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	switch mt {
+	case "text/html", "application/xhtml+xml":
+		return "html"
+	case "text/plain":
+		return "text"
+	}
+	return ""
+}
+
+// fetchFailure turns the polite client's refusals and failures into
+// answers. Refusals made before anything was sent say so; the host's own
+// state (robots.txt unreadable, breaker open) says when to come back.
+func fetchFailure(ctx context.Context, req *fetchRequest, err error, now time.Time) *failure {
+	var refused *fetch.RefusedError
+	var robots *fetch.RobotsError
+	var blocked *fetch.BlockedError
+	var tooLarge *fetch.ErrTooLarge
+	switch {
+	case errors.As(err, &refused):
+		return &failure{status: http.StatusForbidden, code: CodeURLRefused,
+			msg: refused.Error() + "; zhizhi fetches public web pages only"}
+	case errors.As(err, &robots) && robots.Unreachable:
+		f := &failure{status: http.StatusServiceUnavailable, code: CodeRobotsUnavailable,
+			msg: robots.Error() + "; nothing is fetched from the host until its robots.txt can be read"}
+		if !robots.RetryAt.IsZero() {
+			f.retryAfter = max(robots.RetryAt.Sub(now), time.Second)
+		}
+		return f
+	case errors.As(err, &robots):
+		f := &failure{status: http.StatusForbidden, code: CodeRobotsDisallowed, msg: robots.Error() + "; zhizhi always obeys robots.txt"}
+		if robots.Rule != "" {
+			f.details = map[string]any{"rule": robots.Rule, "line": robots.Line}
+		}
+		return f
+	case errors.As(err, &blocked):
+		f := &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: blocked.Error()}
+		f.retryAfter = max(blocked.Until.Sub(now), time.Second)
+		return f
+	case errors.Is(err, fetch.ErrCaptcha):
+		return &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: fetch.ErrCaptcha.Error(),
+			retryAfter: time.Hour}
+	case errors.As(err, &tooLarge):
+		return &failure{status: http.StatusBadGateway, code: CodeTooLarge,
+			msg: fmt.Sprintf("the page is larger than %d bytes (max_bytes); nothing was kept", req.MaxBytes)}
+	case errors.Is(err, fetch.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return &failure{status: http.StatusRequestTimeout, code: CodeTimeout,
+			msg: fmt.Sprintf("no answer within %v (timeout %d ms; the host's politeness wait counts too)", req.Timeout, req.Timeout.Milliseconds())}
+	case errors.Is(err, fetch.ErrTooManyRedirects):
+		return &failure{status: http.StatusBadGateway, code: CodeSiteError, msg: err.Error()}
+	}
+	return &failure{status: http.StatusBadGateway, code: CodeSiteError, msg: "fetching the page failed: " + err.Error()}
+}
+
+// asFailure keeps a *failure, and makes anything else an internal error.
+func asFailure(err error) *failure {
+	var f *failure
+	if errors.As(err, &f) {
+		return f
+	}
+	return &failure{status: http.StatusInternalServerError, code: CodeInternal, msg: "internal error: " + err.Error()}
+}

@@ -1,0 +1,140 @@
+package acquire
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"zhizhi/internal/sim"
+	"zhizhi/internal/store/storetest"
+)
+
+// firecrawlJS is the version of Firecrawl's JavaScript SDK the test runs.
+const firecrawlJS = "4.42.0"
+
+// sdkScript calls the SDK as a Firecrawl user would, with only the base
+// URL changed: a scrape to Markdown, then a scrape robots.txt refuses,
+// whose error object it reports.
+const sdkScript = `
+const { default: Firecrawl } = await import(process.env.SDK_URL);
+const app = new Firecrawl({ apiKey: "fc-zhizhi-test", apiUrl: process.env.API_URL });
+const out = {};
+const doc = await app.scrape(process.env.PAGE_URL, { formats: ["markdown", "links"], onlyMainContent: true });
+out.markdown = doc.markdown;
+out.links = doc.links;
+out.metadata = doc.metadata;
+out.acquisition = doc.acquisition;
+try {
+  await app.scrape(process.env.REFUSED_URL, { formats: ["markdown"] });
+  out.error = null;
+} catch (e) {
+  out.error = { name: e.name, message: e.message, status: e.status, code: e.code };
+}
+console.log(JSON.stringify(out));
+`
+
+// firecrawlSDK installs the SDK (test-only, never shipped) into the user's
+// cache once and returns the file URL of its ES module. Without npm the
+// test is skipped, except under CI=true, where that is a failure.
+func firecrawlSDK(t *testing.T) string {
+	t.Helper()
+	npm, err := exec.LookPath("npm")
+	if err == nil {
+		_, err = exec.LookPath("node")
+	}
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("node and npm are needed to run Firecrawl's SDK: %v", err)
+		}
+		t.Skipf("node or npm missing (%v); CI=true makes this a failure", err)
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
+	}
+	dir := filepath.Join(cache, "zhizhi-test", "firecrawl-js-"+firecrawlJS)
+	entry := filepath.Join(dir, "node_modules", "@mendable", "firecrawl-js", "dist", "index.js")
+	if _, err := os.Stat(entry); errors.Is(err, fs.ErrNotExist) {
+		// Installed beside and moved into place, so a run interrupted
+		// half-way never leaves a broken copy to be trusted.
+		tmp := dir + ".tmp-" + strconv.Itoa(os.Getpid())
+		os.RemoveAll(tmp)
+		cmd := exec.CommandContext(t.Context(), npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp,
+			"@mendable/firecrawl-js@"+firecrawlJS)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(tmp)
+			t.Fatalf("npm install @mendable/firecrawl-js@%s: %v\n%s", firecrawlJS, err, out)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			os.RemoveAll(tmp)
+			if _, serr := os.Stat(entry); serr != nil {
+				t.Fatalf("install the SDK into %s: %v", dir, err)
+			}
+		}
+	}
+	return "file://" + filepath.ToSlash(entry)
+}
+
+// TestFirecrawlSDK: the real Firecrawl JavaScript SDK, pointed at zhizhi,
+// scrapes a page of the simulated web to Markdown and gets its error object
+// for a page robots.txt refuses.
+func TestFirecrawlSDK(t *testing.T) {
+	sdk := firecrawlSDK(t)
+	e := newEnv(t, storetest.SQLite(t))
+	art := e.truth(t, "www.gov.test")
+	var refused sim.TruthArticle
+	for _, a := range e.w.Truth() {
+		if a.RobotsDisallowed {
+			refused = a
+			break
+		}
+	}
+	script := filepath.Join(t.TempDir(), "sdk.mjs")
+	if err := os.WriteFile(script, []byte(sdkScript), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "node", script)
+	cmd.Env = append(os.Environ(), "SDK_URL="+sdk, "API_URL="+e.srv.URL, "PAGE_URL="+art.URL, "REFUSED_URL="+refused.URL)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Markdown string   `json:"markdown"`
+		Links    []string `json:"links"`
+		Metadata Metadata `json:"metadata"`
+		Error    *struct {
+			Name, Message, Code string
+			Status              int
+		} `json:"error"`
+		Acquisition *Acquisition `json:"acquisition"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("the script's output is not JSON: %v\n%s\n%s", err, out, stderr.String())
+	}
+	if !strings.HasPrefix(got.Markdown, "# "+art.Title) || !strings.Contains(got.Markdown, "| 序号 |") {
+		t.Errorf("markdown through the SDK:\n%.400s", got.Markdown)
+	}
+	if got.Metadata.Title != art.Title || got.Metadata.StatusCode != 200 || got.Metadata.SourceURL != art.URL || got.Metadata.DocNo != art.DocNo {
+		t.Errorf("metadata through the SDK: %+v", got.Metadata)
+	}
+	if got.Acquisition == nil || !got.Acquisition.Untrusted || got.Acquisition.Raw.SHA256 == "" {
+		t.Errorf("the Acquisition Result did not come through: %+v", got.Acquisition)
+	}
+	if got.Error == nil || got.Error.Status != 403 || got.Error.Code != CodeRobotsDisallowed || !strings.Contains(got.Error.Message, "robots.txt") {
+		t.Errorf("the SDK's error object for a robots.txt refusal: %+v", got.Error)
+	}
+	for _, p := range pathsAt(e.w, refused.Host) {
+		if p != "/robots.txt" && strings.HasSuffix(refused.URL, p) {
+			t.Errorf("the refused page was requested")
+		}
+	}
+}
