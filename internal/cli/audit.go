@@ -15,48 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/ledger"
-	"zhizhi/internal/model"
-	"zhizhi/internal/store"
 )
 
 func init() { register(newAuditCmd) }
-
-// humanLedger gives the sealer a day's human ledger: it closes the day's
-// portal visits first (their final scores decide who was human; their
-// keys and salt are forgotten), then reads the per-card tallies. The
-// sealer asks only for days that are over.
-func humanLedger(st *store.Store) ledger.HumanSource {
-	return func(ctx context.Context, day string) ([]model.HumanTally, error) {
-		if _, err := st.ClosePortalDay(ctx, day); err != nil {
-			return nil, err
-		}
-		tallies, err := st.HumanTallies(ctx, day)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]model.HumanTally, len(tallies))
-		for i, t := range tallies {
-			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
-		}
-		return out, nil
-	}
-}
-
-// storedHumanTallies reads a sealed day's human tallies as they are now,
-// without closing anything: verify only reads.
-func storedHumanTallies(st *store.Store) ledger.HumanSource {
-	return func(ctx context.Context, day string) ([]model.HumanTally, error) {
-		tallies, err := st.HumanTallies(ctx, day)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]model.HumanTally, len(tallies))
-		for i, t := range tallies {
-			out[i] = model.HumanTally{CardID: t.CardID, Views: t.Views, Clicks: t.Clicks}
-		}
-		return out, nil
-	}
-}
 
 func newAuditCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -97,7 +58,7 @@ Exit codes: 0 done, 1 the database could not be read or written.`,
 			out := cmd.OutOrStdout()
 			// Each day is told as it is stored: a backlog of months takes a
 			// while, and what was printed stays sealed whatever happens next.
-			s := &ledger.Sealer{Store: st, Human: humanLedger(st), Sealed: func(day string) {
+			s := &ledger.Sealer{Store: st, Human: ledger.ClosingHumanSource(st), Sealed: func(day string) {
 				fmt.Fprintf(out, "audit seal: sealed %s\n", day)
 			}}
 			sealed, err := s.SealDue(ctx)
@@ -249,7 +210,7 @@ check: …": the database or export could not be read, a bad key or flag).`,
 					return oerr
 				}
 				defer st.Close()
-				sum, err = ledger.VerifyStore(ctx, st, vkey, storedHumanTallies(st))
+				sum, err = ledger.VerifyStore(ctx, st, vkey, ledger.StoredHumanSource(st))
 			}
 			// 1 only for tampering found; anything that kept the check from
 			// being made is 2, so that a cron job tells the two apart.

@@ -23,31 +23,28 @@ func chromiumAvailable() bool {
 // every site's policy from the database and its adapter's resilience rules
 // from the configuration, and the browser tier when Chromium is installed.
 func newClient(ctx context.Context, st *store.Store, b *config.Bundle) (*fetch.Client, error) {
-	return newObservedClient(ctx, st, b, nil)
-}
-
-// newObservedClient is newClient telling observe of every request.
-func newObservedClient(ctx context.Context, st *store.Store, b *config.Bundle, observe func(fetch.RequestEvent)) (*fetch.Client, error) {
 	rm, err := resolveMap()
 	if err != nil {
 		return nil, err
 	}
-	opts := fetch.ClientOptions{
-		Store: st, Resolve: rm, Version: Version, ContactURL: settings.ContactURL,
-		Logger: slog.Default(), ObserveRequest: observe,
-	}
-	if chromiumAvailable() {
-		opts.Browser = fetch.Chromium(settings.Chromium, slog.Default())
-	}
-	c, err := fetch.NewClient(opts)
+	opts := clientOptions(rm)
+	opts.Store = st
+	c, err := crawl.NewClient(ctx, opts, b)
 	if err != nil {
 		return nil, exitCode(1, err.Error())
 	}
-	if err := c.LoadSitePolicies(ctx, crawl.Resilience(b)); err != nil {
-		c.Close()
-		return nil, exitCode(1, err.Error())
-	}
 	return c, nil
+}
+
+// clientOptions are the polite client's settings from the command line:
+// the resolve map rm, the User-Agent, and the browser tier when Chromium is
+// installed. The store is the caller's.
+func clientOptions(rm fetch.ResolveMap) fetch.ClientOptions {
+	opts := fetch.ClientOptions{Resolve: rm, Version: Version, ContactURL: settings.ContactURL, Logger: slog.Default()}
+	if chromiumAvailable() {
+		opts.Browser = fetch.Chromium(settings.Chromium, slog.Default())
+	}
+	return opts
 }
 
 // resolveMap is ZHIZHI_RESOLVE / --resolve, parsed.
@@ -86,15 +83,7 @@ func loadBundle() (*config.Bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	if config.HasErrors(problems) {
-		msg := fmt.Sprintf("configuration %s has %d error(s) — run `zhizhi config lint` and fix them:", settings.ConfigDir, len(config.Errors(problems)))
-		for i, p := range config.Errors(problems) {
-			if i == 5 {
-				msg += "\n  …"
-				break
-			}
-			msg += "\n  " + p.String()
-		}
+	if msg := config.Refusal(settings.ConfigDir, problems); msg != "" {
 		return nil, exitCode(2, msg)
 	}
 	return b, nil

@@ -131,3 +131,22 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(rb)]
 }
+
+// Refusal is what a command says when dir does not load for its errors
+// (the first five, then how to see them all), or "" when problems holds
+// none.
+func Refusal(dir string, problems []Problem) string {
+	errs := Errors(problems)
+	if len(errs) == 0 {
+		return ""
+	}
+	msg := fmt.Sprintf("configuration %s has %d error(s) — run `zhizhi config lint` and fix them:", dir, len(errs))
+	for i, p := range errs {
+		if i == 5 {
+			msg += "\n  …"
+			break
+		}
+		msg += "\n  " + p.String()
+	}
+	return msg
+}

@@ -1,6 +1,7 @@
 package crawl
 
 import (
+	"context"
 	"time"
 
 	"zhizhi/internal/config"
@@ -26,4 +27,19 @@ func Resilience(b *config.Bundle) func(model.Site) fetch.Resilience {
 			CookieTTL:          time.Duration(a.Resilience.CookieTTLSeconds) * time.Second,
 		}
 	}
+}
+
+// NewClient makes the polite client opts describe, with every site's policy
+// from the database (opts.Store) and the resilience rules of b's adapters:
+// the client the crawl workers and everything beside them fetch with.
+func NewClient(ctx context.Context, opts fetch.ClientOptions, b *config.Bundle) (*fetch.Client, error) {
+	c, err := fetch.NewClient(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.LoadSitePolicies(ctx, Resilience(b)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }

@@ -223,6 +223,22 @@ func CrawlOutcome(r crawl.Result) string {
 	return "ok"
 }
 
+// JobOutcome names how a worked crawl or re-check job ended, as
+// zhizhi_jobs_total counts it (ObserveJob's outcome).
+func JobOutcome(r crawl.Result) string {
+	switch {
+	case r.Interrupted:
+		return "interrupted"
+	case r.Blocked != "":
+		return "blocked"
+	case r.Err != nil:
+		return "failed"
+	case r.Failed > 0:
+		return "partial"
+	}
+	return "ok"
+}
+
 // ObserveJob records one worked job: how long it waited in the queue, how
 // long it ran, and its outcome. kind and outcome must come from fixed sets
 // (River's job kinds; completed, failed, cancelled, snoozed, …): each value

@@ -57,9 +57,9 @@ const (
 	// after its first attempt failed; each further wait doubles, up to an
 	// hour.
 	DefaultAlertRetry = 30 * time.Second
-	// drainGrace is how long work under way may finish after a drain
+	// DrainGrace is how long work under way may finish after a drain
 	// (a job's budget ran out, or the process is stopping).
-	drainGrace = 10 * time.Second
+	DrainGrace = 10 * time.Second
 )
 
 // Options configure a Queue.
@@ -265,8 +265,8 @@ func (q *Queue) riverConfig() *river.Config {
 	// A job's context ends a little after its budget and the drain grace;
 	// River's rescuer takes a job back only after that, so it never
 	// mistakes a live job for a dead worker's.
-	timeout := q.opts.Budget + 2*drainGrace
-	rescueAfter := timeout + 2*drainGrace
+	timeout := q.opts.Budget + 2*DrainGrace
+	rescueAfter := timeout + 2*DrainGrace
 	cfg := &river.Config{
 		ID:                   q.opts.ID,
 		Logger:               riverLogger(q.log()),
@@ -380,7 +380,7 @@ func (q *Queue) Stop(grace time.Duration) error {
 	defer cancel()
 	err := q.jobs.Stop(ctx)
 	if err != nil && q.opts.Fetch != nil {
-		hard, cancel2 := context.WithTimeout(context.Background(), drainGrace)
+		hard, cancel2 := context.WithTimeout(context.Background(), DrainGrace)
 		defer cancel2()
 		err = q.jobs.StopAndCancel(hard)
 	}

@@ -1,7 +1,8 @@
-package cli
+package server
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,19 +22,14 @@ import (
 func TestAlertsFollowTheConfiguration(t *testing.T) {
 	st := storetest.SQLite(t)
 	ctx := context.Background()
-	dir := reloadConfigDir(t)
-	settings = Settings{ConfigDir: dir}
-	t.Cleanup(func() { settings = Settings{} })
+	dir := testConfigDir(t)
 	b, problems := config.Load(dir)
 	if config.HasErrors(problems) {
 		t.Fatal(config.Errors(problems))
 	}
 	client := crawltest.FastClient(t, st, b, fetch.ResolveMap{}, false)
 	alerter := &alert.Alerter{Store: st}
-	live, err := liveConfig(st, b, 0, client, alerter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := liveConfig(st, b, 0, client, alerter, dir, config.Options{}, slog.Default())
 	path := filepath.Join(dir, config.AlertsFile)
 	reload := func(yaml string) {
 		t.Helper()

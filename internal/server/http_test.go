@@ -1,6 +1,7 @@
-package cli
+package server
 
 import (
+	"log/slog"
 	"net/http"
 	"testing"
 	"time"
@@ -12,7 +13,7 @@ import (
 // site at its polite rate while the page waits, at least two minutes to
 // answer.
 func TestServeHTTPServerHasLimits(t *testing.T) {
-	srv := newHTTPServer(http.NotFoundHandler())
+	srv := newHTTPServer(http.NotFoundHandler(), slog.Default())
 	for name, d := range map[string]time.Duration{
 		"ReadHeaderTimeout": srv.ReadHeaderTimeout, "ReadTimeout": srv.ReadTimeout,
 		"WriteTimeout": srv.WriteTimeout, "IdleTimeout": srv.IdleTimeout,
