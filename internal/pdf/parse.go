@@ -49,10 +49,10 @@ type Result struct {
 type PageText struct {
 	Number int    `json:"number"`
 	Class  Class  `json:"class"`
-	Text   string `json:"text"`              // from the page's text layer (pdftotext)
-	OCR    string `json:"ocr,omitempty"`     // read from its picture (tesseract)
+	Text   string `json:"text"`                // from the page's text layer (pdftotext)
+	OCR    string `json:"ocr,omitempty"`       // read from its picture (tesseract)
 	Source string `json:"ocr_image,omitempty"` // "native" (the embedded image) or "render:<dpi>"
-	Error  string `json:"error,omitempty"`   // why the picture was not read
+	Error  string `json:"error,omitempty"`     // why the picture was not read
 }
 
 // All is the page's whole text: the text layer, then what OCR read from

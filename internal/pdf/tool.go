@@ -74,7 +74,6 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-
 // runTool runs name with args under lim: prlimit caps its address space,
 // file size and CPU time, a context its wall time, and a buffer its
 // stdout. The process and anything it started are killed on any limit.
