@@ -2,9 +2,11 @@ package pdf
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 
@@ -434,19 +436,79 @@ func (w *pageWalker) content(o types.Object) error {
 		return nil
 	}
 	left := w.lim.MaxDecodedBytes - w.decoded
+	over := failf(ErrTooBig, "page %d: its content decodes to more than %d bytes", w.page.Number, w.lim.MaxDecodedBytes)
+	if r, ok := flateChain(sd); ok {
+		// Streamed, never held: a compression bomb costs a bounded
+		// amount of CPU and a 32 KB buffer.
+		n, text, err := scanText(io.LimitReader(r, left+1))
+		w.decoded += n
+		w.showsText = w.showsText || text
+		if n > left {
+			return over
+		}
+		_ = err // a broken stream says nothing more about text
+		return nil
+	}
 	if err := sd.DecodeWithLimit(left); err != nil {
 		if overLimit(err) {
-			return failf(ErrTooBig, "page %d: its content decodes to more than %d bytes", w.page.Number, w.lim.MaxDecodedBytes)
+			return over
 		}
 		// A stream in a filter we do not decode says nothing about text.
 		return nil
 	}
 	w.decoded += int64(len(sd.Content))
 	if w.decoded > w.lim.MaxDecodedBytes {
-		return failf(ErrTooBig, "page %d: its content decodes to more than %d bytes", w.page.Number, w.lim.MaxDecodedBytes)
+		return over
 	}
 	w.showsText = w.showsText || showsText(sd.Content)
+	sd.Content = nil
 	return nil
+}
+
+// flateChain is a reader of sd's content when its filters are all plain
+// FlateDecode (as content streams are), the usual case.
+func flateChain(sd types.StreamDict) (io.Reader, bool) {
+	var r io.Reader = bytes.NewReader(sd.Raw)
+	for _, f := range sd.FilterPipeline {
+		if f.Name != filter.Flate || len(f.DecodeParms) > 0 {
+			return nil, false
+		}
+		zr, err := zlib.NewReader(r)
+		if err != nil {
+			return bytes.NewReader(nil), true
+		}
+		r = zr
+	}
+	return r, true
+}
+
+// scanText reads r to its end and reports how many bytes it gave and
+// whether they show text (see showsText), holding one chunk at a time.
+func scanText(r io.Reader) (int64, bool, error) {
+	var n int64
+	buf := make([]byte, 32<<10)
+	var tail []byte
+	inText, text := false, false
+	for {
+		k, err := r.Read(buf)
+		n += int64(k)
+		if !text && k > 0 {
+			chunk := append(tail, buf[:k]...)
+			if !inText {
+				if i := bytes.Index(chunk, []byte("BT")); i >= 0 {
+					inText, chunk = true, chunk[i:]
+				}
+			}
+			text = inText && showsText(chunk)
+			tail = append([]byte(nil), chunk[max(0, len(chunk)-2):]...)
+		}
+		if err == io.EOF {
+			return n, text, nil
+		}
+		if err != nil {
+			return n, text, err
+		}
+	}
 }
 
 // showsText reports whether content has a text object with a text-showing
