@@ -32,6 +32,10 @@ type Options struct {
 	// MaxOCRPages is how many pages of one file are read by OCR at most
 	// (default 50); the rest are listed in Result.Skipped.
 	MaxOCRPages int
+	// WaitForOCR waits (as long as ctx allows) for the OCR in progress to
+	// end instead of answering ErrOCRBusy: for background work such as the
+	// crawler's, which has no caller to send back.
+	WaitForOCR bool
 	// TempDir holds the file and the page images while Parse runs
 	// (default os.TempDir()); everything is removed before Parse returns.
 	TempDir string
@@ -103,13 +107,24 @@ func init() { ocr.slot = make(chan struct{}, 1) }
 const ocrSecondsPerPage = 8
 
 func acquireOCR(pages int) (release func(), err error) {
+	return acquireOCRWait(context.Background(), pages, false)
+}
+
+func acquireOCRWait(ctx context.Context, pages int, wait bool) (release func(), err error) {
 	select {
 	case ocr.slot <- struct{}{}:
 	default:
-		ocr.mu.Lock()
-		wait := time.Until(ocr.until).Round(time.Second)
-		ocr.mu.Unlock()
-		return nil, &OCRBusyError{RetryAfter: max(wait, time.Second)}
+		if !wait {
+			ocr.mu.Lock()
+			left := time.Until(ocr.until).Round(time.Second)
+			ocr.mu.Unlock()
+			return nil, &OCRBusyError{RetryAfter: max(left, time.Second)}
+		}
+		select {
+		case ocr.slot <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	ocr.mu.Lock()
 	ocr.until = time.Now().Add(time.Duration(pages*ocrSecondsPerPage) * time.Second)
@@ -150,7 +165,7 @@ func Parse(ctx context.Context, data []byte, opts Options) (*Result, error) {
 	// Refuse before any work, so a busy answer costs nothing.
 	release := func() {}
 	if len(ocrPages) > 0 {
-		if release, err = acquireOCR(len(ocrPages)); err != nil {
+		if release, err = acquireOCRWait(ctx, len(ocrPages), opts.WaitForOCR); err != nil {
 			return nil, err
 		}
 	}
