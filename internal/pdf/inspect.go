@@ -88,7 +88,15 @@ func (im Image) pageSized() bool {
 // Inspect reads data's structure. On ErrEncrypted (a user password is
 // needed) the report is still returned with what is known without it: its
 // version, size and encryption. Every other error comes with a nil report.
-func Inspect(ctx context.Context, data []byte, limits Limits) (*Report, error) {
+func Inspect(ctx context.Context, data []byte, limits Limits) (rep *Report, err error) {
+	// pdfcpu recovers most of its own panics, not all (a page tree it
+	// could not find, a nil where a dict was declared): none reaches the
+	// caller.
+	defer func() {
+		if r := recover(); r != nil {
+			rep, err = nil, failf(ErrMalformed, "parser gave up: %v", r)
+		}
+	}()
 	lim := limits.withDefaults()
 	xt, rep, err := open(ctx, data, lim)
 	if err != nil {
@@ -125,16 +133,7 @@ func open(ctx context.Context, data []byte, lim Limits) (xt *model.XRefTable, re
 	conf.Limits.MaxObjectStreamCount = lim.MaxObjects
 	conf.Limits.MaxXRefEntries = lim.MaxObjects
 
-	var pc *model.Context
-	func() {
-		// pdfcpu recovers most of its own panics; this catches the rest.
-		defer func() {
-			if r := recover(); r != nil {
-				err = failf(ErrMalformed, "parser gave up: %v", r)
-			}
-		}()
-		pc, err = pdfcpu.ReadWithContext(ctx, bytes.NewReader(data), conf)
-	}()
+	pc, err := pdfcpu.ReadWithContext(ctx, bytes.NewReader(data), conf)
 	if err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, nil, ctxErr

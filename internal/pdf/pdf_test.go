@@ -98,6 +98,7 @@ func TestInspectFixtures(t *testing.T) {
 		}},
 		{file: "truncated.pdf", wantErr: ErrMalformed},
 		{file: "not-a-pdf.pdf", wantErr: ErrMalformed},
+		{file: "no-page-tree.pdf", wantErr: ErrMalformed},
 		{file: "object-explosion.pdf", check: func(t *testing.T, r *Report) {
 			wantPages(t, r, ClassText)
 			if r.Objects < 20_000 {

@@ -82,6 +82,9 @@ func main() {
 	g.write("malformed-xref.pdf", breakXref(text))
 	g.write("truncated.pdf", text[:len(text)/2])
 	g.write("not-a-pdf.pdf", []byte("<html><body>404 页面不存在</body></html>\n"))
+	// Found by fuzzing: a trailer whose root is object 0 made pdfcpu
+	// dereference a nil page tree.
+	g.write("no-page-tree.pdf", []byte("%PDF-1.0000\nxref\ntrailer0<</Size 00/Root 0 0 R000startxref"))
 	g.write("javascript.pdf", javascriptPDF())
 	g.write("object-explosion.pdf", explosionPDF(20_000))
 	g.write("compression-bomb.pdf", bombPDF(1<<30))
