@@ -262,22 +262,29 @@ func wantText(t *testing.T, r *Result, want ...string) {
 func TestParseOCRReadsScannedChinese(t *testing.T) {
 	requireTools(t, true)
 	truth := string(fixture(t, "scanned-zh.txt"))
-	r, err := Parse(context.Background(), fixture(t, "scanned-zh.pdf"), Options{OCR: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := r.Pages[0]
-	if p.Error != "" || p.Source != "native" || len(r.Skipped) != 0 {
-		t.Fatalf("page %+v, skipped %v; want the native image read", p, r.Skipped)
-	}
-	acc := charAccuracy(truth, r.Text())
-	t.Logf("character accuracy %.3f", acc)
-	if acc < 0.9 {
-		t.Errorf("character accuracy %.3f < 0.9; read:\n%s", acc, r.Text())
+	for _, c := range []struct{ file, source string }{
+		// 200 dpi: characters about 44 px tall, read from the image itself.
+		{"scanned-zh.pdf", "native"},
+		// 400 dpi: about 89 px, so the page is rendered for about 40.
+		{"scanned-zh-400dpi.pdf", "render:206"},
+	} {
+		r, err := Parse(context.Background(), fixture(t, c.file), Options{OCR: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := r.Pages[0]
+		if p.Error != "" || p.Source != c.source || len(r.Skipped) != 0 {
+			t.Fatalf("%s: page error %q, image %q, skipped %v; want %s read", c.file, p.Error, p.Source, r.Skipped, c.source)
+		}
+		acc := charAccuracy(truth, r.Text())
+		t.Logf("%s (%s): character accuracy %.3f", c.file, p.Source, acc)
+		if acc < 0.9 {
+			t.Errorf("%s: character accuracy %.3f < 0.9; read:\n%s", c.file, acc, r.Text())
+		}
 	}
 
 	// The mixed page: its text layer and the picture beside it.
-	r, err = Parse(context.Background(), fixture(t, "mixed-zh.pdf"), Options{OCR: true})
+	r, err := Parse(context.Background(), fixture(t, "mixed-zh.pdf"), Options{OCR: true})
 	if err != nil {
 		t.Fatal(err)
 	}

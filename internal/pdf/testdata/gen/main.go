@@ -62,6 +62,9 @@ func main() {
 	scan := g.render(scanSrc, 200) // 16 pt characters at 200 dpi: about 44 px tall
 	g.write("scanned-zh.pdf", imagePDF(scan, 200))
 	g.write("scanned-zh.txt", []byte(scannedText+"\n"))
+	// The same page scanned at 400 dpi: characters about 90 px tall, too
+	// large for the OCR model, so Parse renders the page smaller.
+	g.write("scanned-zh-400dpi.pdf", imagePDF(g.render(scanSrc, 400), 400))
 
 	top := crop(scan, scan.Bounds().Dy()/2)
 	var pngBuf bytes.Buffer
