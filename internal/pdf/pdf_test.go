@@ -218,6 +218,8 @@ func TestParseFixtures(t *testing.T) {
 			}
 		}},
 		{file: "text-zh.pdf", opts: Options{Tools: ToolLimits{OutputBytes: 100}}, wantErr: ErrTooBig},
+		// 16 MiB of address space: pdftotext cannot even load its libraries.
+		{file: "text-zh.pdf", opts: Options{Tools: ToolLimits{MemoryBytes: 16 << 20}}, wantErr: ErrTooBig},
 		{file: "encrypted-user.pdf", wantErr: ErrEncrypted},
 		{file: "truncated.pdf", wantErr: ErrMalformed},
 		{file: "not-a-pdf.pdf", wantErr: ErrMalformed},

@@ -52,7 +52,8 @@ type ToolRun struct {
 	PeakRSS  int64         `json:"peak_rss_bytes"`
 }
 
-// limitedBuffer keeps at most max bytes and reports when more came.
+// limitedBuffer keeps at most max bytes. With onOver set, more is an
+// error (and onOver stops the tool); without, the rest is dropped.
 type limitedBuffer struct {
 	mu     sync.Mutex
 	buf    bytes.Buffer
@@ -65,6 +66,12 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if int64(b.buf.Len()+len(p)) > b.max {
+		if b.onOver == nil {
+			// Diagnostics past the cap are dropped, not refused: a tool
+			// must not die of a closed stderr.
+			b.buf.Write(p[:max(0, int(b.max)-b.buf.Len())])
+			return len(p), nil
+		}
 		if !b.over {
 			b.over = true
 			b.onOver()
@@ -102,7 +109,7 @@ func runTool(ctx context.Context, lim ToolLimits, page int, env []string, name s
 	cmd.WaitDelay = 5 * time.Second
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "LANG=C.UTF-8", "HOME=" + os.TempDir()}, env...)
 	stdout := &limitedBuffer{max: lim.OutputBytes, onOver: cancel}
-	stderr := &limitedBuffer{max: 64 << 10, onOver: func() {}}
+	stderr := &limitedBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
 	start := time.Now()
@@ -140,7 +147,9 @@ func runTool(ctx context.Context, lim ToolLimits, page int, env []string, name s
 				name, ws.Signal(), lim.MemoryBytes, lim.OutputBytes, cpu)
 		}
 	}
-	if strings.Contains(msg, "alloc") || strings.Contains(msg, "memory") {
+	// Under the address-space limit a tool fails to map its libraries or
+	// its allocations fail, and says so in one of these ways.
+	if strings.Contains(msg, "alloc") || strings.Contains(msg, "memory") || strings.Contains(msg, "failed to map segment") {
 		return nil, run, failf(ErrTooBig, "%s ran out of its %d bytes of memory: %s", name, lim.MemoryBytes, msg)
 	}
 	return nil, run, fmt.Errorf("%s: %w: %s", name, err, msg)
