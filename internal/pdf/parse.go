@@ -207,6 +207,12 @@ func Parse(ctx context.Context, data []byte, opts Options) (*Result, error) {
 			return nil, err
 		}
 		pt := &res.Pages[n-1]
+		if pt.Class == ClassMixed && textRunes(pt.Text) >= textLayerCarriesPage {
+			// A scanner's searchable PDF: its text layer is the OCR of
+			// the picture, and reading the picture again would say
+			// everything twice.
+			continue
+		}
 		text, source, runs, err := ocrPage(ctx, file, dir, rep.Pages[n-1], lim, tools, lang)
 		res.Runs = append(res.Runs, runs...)
 		switch {
@@ -234,6 +240,21 @@ func isKind(err error) bool {
 }
 
 func isToolMissing(err error) bool { return errorsIs(err, ErrToolMissing) }
+
+// A mixed page whose text layer has this many characters is taken as
+// read: the picture under it is its scan (or an illustration beside a
+// full page of text), not text the layer lacks.
+const textLayerCarriesPage = 200
+
+func textRunes(s string) int {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsSpace(r) {
+			n++
+		}
+	}
+	return n
+}
 
 // Characters between 30 and 50 pixels tall read best with chi_sim's
 // model; a page is rendered for 40. Body text of a government document is

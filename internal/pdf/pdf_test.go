@@ -99,6 +99,10 @@ func TestInspectFixtures(t *testing.T) {
 		{file: "truncated.pdf", wantErr: ErrMalformed},
 		{file: "not-a-pdf.pdf", wantErr: ErrMalformed},
 		{file: "no-page-tree.pdf", wantErr: ErrMalformed},
+		{file: "searchable-scan.pdf", check: func(t *testing.T, r *Report) {
+			wantPages(t, r, ClassMixed)
+			wantOCR(t, r, 1)
+		}},
 		{file: "object-explosion.pdf", check: func(t *testing.T, r *Report) {
 			wantPages(t, r, ClassText)
 			if r.Objects < 20_000 {
@@ -215,6 +219,14 @@ func TestParseFixtures(t *testing.T) {
 				if run.Tool != "pdftotext" {
 					t.Errorf("%s ran on the huge image; want only pdftotext", run.Tool)
 				}
+			}
+		}},
+		// A searchable scan: its invisible text layer is its OCR; the
+		// picture is not read again.
+		{file: "searchable-scan.pdf", opts: Options{OCR: true}, check: func(t *testing.T, r *Result) {
+			wantText(t, r, "Searchable layer line 19 of the scanned notice")
+			if p := r.Pages[0]; p.OCR != "" || p.Error != "" || len(r.Skipped) != 0 || len(r.Runs) != 1 {
+				t.Errorf("page %+v, skipped %v, runs %v; want the text layer only, nothing else run", p, r.Skipped, r.Runs)
 			}
 		}},
 		{file: "text-zh.pdf", opts: Options{Tools: ToolLimits{OutputBytes: 100}}, wantErr: ErrTooBig},

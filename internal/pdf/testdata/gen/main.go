@@ -82,6 +82,9 @@ func main() {
 	check(os.WriteFile(note, []byte("姓名,单位\n张三,市政府办公厅\n"), 0o644))
 	g.write("embedded-file.pdf", g.qpdf(textPath, "--add-attachment", note, "--mimetype=text/csv", "--", "--"))
 
+	// A scanner's "searchable PDF": the scan with its OCR as invisible
+	// text over it (text render mode 3).
+	g.write("searchable-scan.pdf", searchablePDF(scan, 200))
 	g.write("malformed-xref.pdf", breakXref(text))
 	g.write("truncated.pdf", text[:len(text)/2])
 	g.write("not-a-pdf.pdf", []byte("<html><body>404 页面不存在</body></html>\n"))
@@ -234,6 +237,32 @@ func imagePDF(im *image.Gray, dpi int) []byte {
 	w.obj(fmt.Sprintf("<</Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Contents 4 0 R /Resources <</XObject <</Im0 5 0 R>>>>>>", wpt, hpt))
 	w.stream("", []byte(fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im0 Do Q", wpt, hpt)))
 	w.stream(fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", b.Dx(), b.Dy()), deflate(pix))
+	return w.finish(1)
+}
+
+// searchablePDF is imagePDF with an invisible text layer.
+func searchablePDF(im *image.Gray, dpi int) []byte {
+	b := im.Bounds()
+	pix := make([]byte, 0, b.Dx()*b.Dy())
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		pix = append(pix, im.Pix[im.PixOffset(b.Min.X, y):im.PixOffset(b.Max.X, y)]...)
+	}
+	wpt := float64(b.Dx()) * 72 / float64(dpi)
+	hpt := float64(b.Dy()) * 72 / float64(dpi)
+	var layer strings.Builder
+	layer.WriteString("BT 3 Tr /F1 10 Tf 60 780 Td 12 TL\n")
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&layer, "(Searchable layer line %02d of the scanned notice) '\n", i)
+	}
+	layer.WriteString("ET")
+	w := newWriter()
+	w.obj("<</Type /Catalog /Pages 2 0 R>>")
+	w.obj("<</Type /Pages /Kids [3 0 R] /Count 1>>")
+	w.obj(fmt.Sprintf("<</Type /Page /Parent 2 0 R /MediaBox [0 0 %.2f %.2f] /Contents [4 0 R 6 0 R] /Resources <</XObject <</Im0 5 0 R>> /Font <</F1 7 0 R>>>>>>", wpt, hpt))
+	w.stream("", []byte(fmt.Sprintf("q %.2f 0 0 %.2f 0 0 cm /Im0 Do Q", wpt, hpt)))
+	w.stream(fmt.Sprintf("/Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 /Filter /FlateDecode", b.Dx(), b.Dy()), deflate(pix))
+	w.stream("", []byte(layer.String()))
+	w.obj("<</Type /Font /Subtype /Type1 /BaseFont /Helvetica>>")
 	return w.finish(1)
 }
 
