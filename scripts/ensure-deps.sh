@@ -3,8 +3,9 @@
 # missing and we can (root): PostgreSQL for the second store dialect and
 # Chromium for the browser tier, pdftotext for attachments, strace to watch
 # Chromium's sockets, a Chinese font so that the console's screenshots show
-# characters, not boxes. Usage:
-# ensure-deps.sh [postgres] [chromium] [poppler] [strace] [cjkfont]
+# characters, not boxes, qpdf to check PDF structure, and tesseract with its
+# Simplified Chinese model to read scanned PDF pages. Usage:
+# ensure-deps.sh [postgres] [chromium] [poppler] [strace] [cjkfont] [qpdf] [ocr]
 set -euo pipefail
 
 want=("$@")
@@ -18,6 +19,9 @@ for w in "${want[@]}"; do
     poppler)  command -v pdftotext >/dev/null 2>&1 || missing+=(poppler-utils) ;;
     strace)   command -v strace >/dev/null 2>&1 || missing+=(strace) ;;
     cjkfont)  fc-list :lang=zh 2>/dev/null | grep -q . || missing+=(fonts-wqy-microhei) ;;
+    qpdf)     command -v qpdf >/dev/null 2>&1 || missing+=(qpdf) ;;
+    ocr)      command -v tesseract >/dev/null 2>&1 || missing+=(tesseract-ocr)
+              ls /usr/share/tesseract-ocr/*/tessdata/chi_sim.traineddata >/dev/null 2>&1 || missing+=(tesseract-ocr-chi-sim) ;;
   esac
 done
 [ ${#missing[@]} -eq 0 ] && exit 0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test: installs what the tests need (PostgreSQL, Chromium) when it is
+# make test: installs what the tests need (PostgreSQL, Chromium, poppler,
+# qpdf, tesseract with chi_sim) when it is
 # missing and we are root, starts a throwaway PostgreSQL cluster on a free
 # loopback port, runs go vet and every Go test against SQLite and
 # PostgreSQL, runs short fuzz passes, and stops the cluster however the
@@ -69,7 +70,7 @@ start_pg() {
   return 1
 }
 
-scripts/ensure-deps.sh postgres chromium poppler strace cjkfont || say "ensure-deps failed; going on with what is installed"
+scripts/ensure-deps.sh postgres chromium poppler strace cjkfont qpdf ocr || say "ensure-deps failed; going on with what is installed"
 
 if [ -n "${ZHIZHI_TEST_PG_URL:-}" ]; then
   say "PostgreSQL from ZHIZHI_TEST_PG_URL"

@@ -46,7 +46,8 @@ func TestArticleIsOneShape(t *testing.T) {
 	const sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	if err := st.ReplaceAttachments(ctx, rich.ID, []model.Attachment{
 		{URL: "https://www.gdqy.gov.test/att/plan.pdf", FileName: "规划.pdf", FileExt: "pdf", SizeBytes: 1234,
-			FilePath: "blobs/" + sha[:2] + "/" + sha[2:4] + "/" + sha, FileHash: sha, DownloadedAt: w.now.Add(-time.Hour)},
+			FilePath: "blobs/" + sha[:2] + "/" + sha[2:4] + "/" + sha, FileHash: sha, DownloadedAt: w.now.Add(-time.Hour),
+			Text: "清远市国土空间总体规划", TextClass: "text", PageCount: 3},
 		{URL: "https://www.gdqy.gov.test/att/form.doc", FileName: "表格.doc", FileExt: "doc"},
 	}); err != nil {
 		t.Fatal(err)
@@ -153,6 +154,13 @@ func TestArticleIsOneShape(t *testing.T) {
 	}
 	if stored := detail.Attachments[0]; stored["file_path"] != "blobs/"+sha[:2]+"/"+sha[2:4]+"/"+sha || stored["stored"] != true || stored["size_bytes"] != float64(1234) {
 		t.Errorf("stored attachment %v", stored)
+	}
+	// The PDF's text, class and pages; the listed file has none.
+	if stored := detail.Attachments[0]; stored["text"] != "清远市国土空间总体规划" || stored["text_class"] != "text" || stored["page_count"] != float64(3) || stored["text_error"] != nil {
+		t.Errorf("stored PDF's text: %v", stored)
+	}
+	if listed := detail.Attachments[1]; listed["text"] != nil || listed["text_class"] != nil || listed["page_count"] != nil {
+		t.Errorf("listed attachment's text: %v", listed)
 	}
 	if listed := detail.Attachments[1]; listed["file_path"] != nil || listed["stored"] != false || listed["size_bytes"] != nil {
 		t.Errorf("listed attachment %v", listed)

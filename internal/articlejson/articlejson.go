@@ -79,6 +79,14 @@ type Attachment struct {
 	SHA256       *string    `json:"sha256"`
 	Stored       bool       `json:"stored"`
 	DownloadedAt *time.Time `json:"downloaded_at"`
+	// A PDF's text as the crawler read it (every page; scanned pages only
+	// where the site has OCR on), its class and page count; null for other
+	// files and for PDFs not read. TextError says why a PDF has no (or
+	// partial) text.
+	Text      *string `json:"text"`
+	TextClass *string `json:"text_class"`
+	PageCount *int    `json:"page_count"`
+	TextError *string `json:"text_error"`
 }
 
 // SummaryOf is the list item of a.
@@ -111,6 +119,11 @@ func Of(a *model.Article, site *model.Site, target *model.Target) Article {
 		if !at.DownloadedAt.IsZero() {
 			d := at.DownloadedAt
 			av.DownloadedAt = &d
+		}
+		if at.TextClass != "" || at.TextError != "" {
+			n := at.PageCount
+			av.Text, av.TextClass, av.PageCount = &at.Text, orNull(at.TextClass), &n
+			av.TextError = orNull(at.TextError)
 		}
 		v.Attachments = append(v.Attachments, av)
 	}

@@ -219,6 +219,48 @@ func TestExportCommand(t *testing.T) {
 		}
 	})
 
+	// The knowledge base gets the text of PDF attachments: every line the
+	// simulated file carries is in the exported text.
+	t.Run("PDF attachments carry their text", func(t *testing.T) {
+		if _, err := exec.LookPath("pdftotext"); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("pdftotext is required under CI (scripts/ensure-deps.sh poppler)")
+			}
+			t.Skip("pdftotext not installed")
+		}
+		truth := map[string]sim.TruthAttachment{}
+		for _, a := range db.world.Sim.Truth() {
+			for _, f := range a.Attachments {
+				truth[f.URL] = f
+			}
+		}
+		squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		checked := 0
+		for _, l := range append(first, second...) {
+			for _, at := range l.Attachments {
+				tf, ok := truth[at.URL]
+				if !ok || tf.Ext != "pdf" || !at.Stored {
+					continue
+				}
+				checked++
+				if at.Text == nil || at.TextClass == nil || *at.TextClass != "text" || at.PageCount == nil || *at.PageCount < 1 || at.TextError != nil {
+					t.Errorf("%s: text %v, class %v, pages %v, error %v; want its text, class text", at.URL, at.Text != nil, at.TextClass, at.PageCount, at.TextError)
+					continue
+				}
+				got := squash(*at.Text)
+				for _, line := range tf.Lines {
+					if !strings.Contains(got, squash(line)) {
+						t.Errorf("%s: exported text lacks the line %q", at.URL, line)
+					}
+				}
+			}
+		}
+		if checked == 0 {
+			t.Fatal("no stored PDF attachment in the export")
+		}
+		t.Logf("%d PDF attachments checked against the simulated web's truth", checked)
+	})
+
 	t.Run("an export after the last cursor is empty", func(t *testing.T) {
 		if lines, _, next := exportRun(t, db, "--since", cursor2); len(lines) != 0 || next != cursor2 {
 			t.Errorf("%d lines and cursor %q after the end, want none and the same cursor %q", len(lines), next, cursor2)

@@ -157,6 +157,9 @@ func TestLintSnippets(t *testing.T) {
 		{"selector attr suffix is not compiled", head + "template:\n  list: {item: li, link: \"a[href*='@']@href\"}\n  detail: {title: h1, body: div}\ntargets: []\n", "", 0},
 		{"remove of the wrong type reported once", head + "template:\n  list: {item: li, link: \"a@href\"}\n  detail: {title: h1, body: div, remove: 5}\ntargets: []\n", "remove of template detail must be a list of strings", 7},
 		{"site file that is a list", "- a\n- b\n", "a site file must be a mapping", 1},
+		{"attachments ocr", head + "attachments: {ocr: true}\n" + tmpl + "targets: []\n", "", 0},
+		{"attachments unknown key", head + "attachments: {orc: true}\n" + tmpl + "targets: []\n", "did you mean ocr?", 5},
+		{"attachments ocr not a boolean", head + "attachments: {ocr: 是}\n" + tmpl + "targets: []\n", "ocr", 5},
 		{"site_code with capitals", strings.Replace(head, "s1", "S1", 1) + tmpl + "targets: []\n", "is not a valid code", 1},
 	}
 	for _, tc := range tests {
@@ -252,5 +255,31 @@ func TestOwnedNeedsLoopback(t *testing.T) {
 				t.Errorf("owned: true refused %v, want %v", refused, tc.refused)
 			}
 		})
+	}
+}
+
+// TestAttachmentOCRReachesTheSite: attachments.ocr is off unless written,
+// and reaches the crawl_site row when it is.
+func TestAttachmentOCRReachesTheSite(t *testing.T) {
+	const site = "site_code: s1\nsite_name: S\nbase_url: https://a.gov.test\nsite_role: county_local\n%s" +
+		"template:\n  list: {item: li, link: \"a@href\"}\n  detail: {title: h1, body: div}\ntargets: []\n"
+	for _, tc := range []struct {
+		yaml string
+		want bool
+	}{{"", false}, {"attachments: {ocr: false}\n", false}, {"attachments: {ocr: true}\n", true}} {
+		dir := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(dir, "sites"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "sites", "s1.yaml"), []byte(fmt.Sprintf(site, tc.yaml)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, problems := Load(dir)
+		if errs := Errors(problems); len(errs) > 0 || b == nil || len(b.Sites) != 1 {
+			t.Fatalf("%q: load: %v", tc.yaml, errs)
+		}
+		if got := b.SiteModel(b.Sites[0]).AttachmentOCR; got != tc.want {
+			t.Errorf("%q: attachment OCR %v; want %v", tc.yaml, got, tc.want)
+		}
 	}
 }

@@ -30,7 +30,8 @@ type SiteFile struct {
 	Owned                  bool
 	Enabled                bool
 	Remark                 string
-	RateIntervalSec        int // rate.interval_sec; 0 means the default spacing
+	RateIntervalSec        int  // rate.interval_sec; 0 means the default spacing
+	AttachmentOCR          bool // attachments.ocr: read scanned pages of PDF attachments with OCR
 
 	CMSAdapter    string
 	AdapterParams map[string]any // scalar values as written
@@ -101,10 +102,11 @@ const (
 
 var (
 	siteKeys = []string{"site_code", "site_name", "base_url", "site_role", "access", "fetch_strategy",
-		"strategy_override_reason", "respect_robots", "owned", "enabled", "remark", "rate",
+		"strategy_override_reason", "respect_robots", "owned", "enabled", "remark", "rate", "attachments",
 		"cms_adapter", "adapter_params", "depts", "template", "targets"}
 	siteAliases = map[string]string{"site_id": "site_code", "strategy": "fetch_strategy"}
 	rateKeys    = []string{"interval_sec"}
+	attachKeys  = []string{"ocr"}
 	deptKeys    = []string{"dept_path", "dept_binding", "local_dept_id", "dept_display_name", "enabled", "columns"}
 	columnKeys  = []string{"column_id", "name", "channel_path", "category", "subcategory",
 		"expected_cadence_days", "enabled", "target_code"}
@@ -173,6 +175,10 @@ func (r *reporter) readSite(path string, root *yaml.Node) *SiteFile {
 				s.RateIntervalSec = int(v)
 			}
 		}
+	}
+	if m.has("attachments") {
+		am := r.readMapping(path, m.vals["attachments"], "attachments", attachKeys, nil)
+		s.AttachmentOCR = am.boolean("ocr", false)
 	}
 
 	s.CMSAdapter = m.str("cms_adapter", false, "gkmlpt")

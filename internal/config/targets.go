@@ -194,6 +194,7 @@ func (b *Bundle) SiteModel(s *SiteFile) *model.Site {
 		Owned:                  s.Owned,
 		Enabled:                s.Enabled,
 		Remark:                 s.Remark,
+		AttachmentOCR:          s.AttachmentOCR,
 	}
 	if s.CMSAdapter != "" {
 		m.CMSAdapter = s.CMSAdapter

@@ -378,10 +378,12 @@ func (j *job) attachments(ctx context.Context, existing *model.Article, refs []a
 		if name == "" {
 			name = norm[strings.LastIndexByte(norm, '/')+1:]
 		}
-		out = append(out, model.Attachment{
+		att := model.Attachment{
 			URL: norm, FileName: name, FileExt: ref.Ext, SizeBytes: int64(len(resp.Body)),
 			FilePath: path, FileHash: sum, DownloadedAt: j.c.now().UTC(),
-		})
+		}
+		j.readAttachmentText(ctx, &att, resp.Body)
+		out = append(out, att)
 	}
 	return out, problems, tooLarge, retry, nil
 }

@@ -94,6 +94,7 @@ type Site struct {
 	Owned                  bool   // politeness limits may be loosened
 	Enabled                bool
 	Remark                 string
+	AttachmentOCR          bool // read scanned pages of PDF attachments with OCR (attachments.ocr)
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }
@@ -216,6 +217,13 @@ type Attachment struct {
 	FilePath     string
 	FileHash     string // sha256 hex
 	DownloadedAt time.Time
+	// A PDF's text as internal/pdf read it: all pages' text, the file's
+	// class (text | scanned | mixed | empty), its pages, and why there is
+	// no text when there is none. Empty for other files.
+	Text      string
+	TextClass string
+	PageCount int
+	TextError string
 }
 
 // CrawlLog is a row of crawl_log: one request, whatever its purpose or tier.

@@ -50,6 +50,9 @@ type TruthAttachment struct {
 	Ext    string `json:"ext"`
 	Size   int    `json:"size"`
 	SHA256 string `json:"sha256"`
+	// Lines are the text lines a PDF carries (page breaks and line wraps
+	// aside), for checking what a reader extracts; empty for other files.
+	Lines []string `json:"lines,omitempty"`
 }
 
 // canonicalLabel maps a normalized label to its canonical field.
@@ -126,7 +129,15 @@ func (w *World) truthOf(s *site, a *article) TruthArticle {
 		sum := sha256.Sum256(f.data)
 		t.Attachments = append(t.Attachments, TruthAttachment{
 			URL: "http://" + s.Host + f.Path, Name: f.Name, Ext: f.Ext, Size: len(f.data), SHA256: hex.EncodeToString(sum[:]),
+			Lines: pdfLines(f),
 		})
 	}
 	return t
+}
+
+func pdfLines(f *attachment) []string {
+	if f.Ext != "pdf" {
+		return nil
+	}
+	return append([]string(nil), f.Lines...)
 }

@@ -8,12 +8,13 @@ import (
 	"zhizhi/internal/model"
 )
 
-const attachmentColumns = `id, article_id, url, file_name, file_ext, size_bytes, file_path, file_hash, downloaded_at`
+const attachmentColumns = `id, article_id, url, file_name, file_ext, size_bytes, file_path, file_hash, downloaded_at,
+	text_content, text_class, page_count, text_error`
 
 func scanAttachment(row interface{ Scan(...any) error }) (*model.Attachment, error) {
 	var a model.Attachment
 	err := row.Scan(&a.ID, &a.ArticleID, strCol{&a.URL}, &a.FileName, strCol{&a.FileExt}, &a.SizeBytes,
-		strCol{&a.FilePath}, strCol{&a.FileHash}, timeCol{&a.DownloadedAt})
+		strCol{&a.FilePath}, strCol{&a.FileHash}, timeCol{&a.DownloadedAt}, &a.Text, &a.TextClass, &a.PageCount, &a.TextError)
 	if err != nil {
 		return nil, err
 	}
@@ -68,9 +69,10 @@ func (tx *Tx) replaceAttachments(ctx context.Context, articleID int64, atts []mo
 		a := &atts[i]
 		a.ArticleID = articleID
 		id, err := tx.c.insertID(ctx, `INSERT INTO attachment (article_id, url, file_name, file_ext,
-			size_bytes, file_path, file_hash, downloaded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			size_bytes, file_path, file_hash, downloaded_at, text_content, text_class, page_count, text_error)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			articleID, nullStr(a.URL), a.FileName, nullStr(a.FileExt), a.SizeBytes, nullStr(a.FilePath),
-			nullStr(a.FileHash), tx.s.tsPtr(&a.DownloadedAt))
+			nullStr(a.FileHash), tx.s.tsPtr(&a.DownloadedAt), a.Text, a.TextClass, a.PageCount, a.TextError)
 		if err != nil {
 			return false, err
 		}
@@ -89,6 +91,7 @@ func sameAttachments(a, b []model.Attachment) bool {
 		x, y := a[i], b[i]
 		if x.URL != y.URL || x.FileName != y.FileName || x.FileExt != y.FileExt || x.SizeBytes != y.SizeBytes ||
 			x.FilePath != y.FilePath || x.FileHash != y.FileHash ||
+			x.Text != y.Text || x.TextClass != y.TextClass || x.PageCount != y.PageCount || x.TextError != y.TextError ||
 			!x.DownloadedAt.Equal(y.DownloadedAt.UTC().Truncate(time.Microsecond)) {
 			return false
 		}

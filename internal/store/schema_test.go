@@ -366,3 +366,62 @@ func TestAttachmentsCascade(t *testing.T) {
 		}
 	})
 }
+
+// TestAttachmentTextRoundTrip: a PDF attachment's text, class and page
+// count come back as stored, in both dialects; a class outside the four is
+// refused by the schema; a site's attachments.ocr is kept.
+func TestAttachmentTextRoundTrip(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, s)
+		want := []model.Attachment{
+			{FileName: "通知.pdf", FileExt: "pdf", Text: "关于做好政务公开工作的通知\n\n附件", TextClass: "mixed", PageCount: 2,
+				TextError: "pages [2] are scanned; OCR is off for this site (attachments: {ocr: true})"},
+			{FileName: "表.docx", FileExt: "docx"},
+		}
+		if err := s.ReplaceAttachments(ctx, f.article, want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ArticleAttachments(ctx, f.article)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 {
+			t.Fatalf("%d attachments back; want 2", len(got))
+		}
+		for i := range want {
+			g, w := got[i], want[i]
+			if g.Text != w.Text || g.TextClass != w.TextClass || g.PageCount != w.PageCount || g.TextError != w.TextError {
+				t.Errorf("attachment %d: text %q class %q pages %d error %q; want %q %q %d %q",
+					i, g.Text, g.TextClass, g.PageCount, g.TextError, w.Text, w.TextClass, w.PageCount, w.TextError)
+			}
+		}
+		// A changed text is a change: the list is rewritten.
+		want[0].Text = "改过的正文"
+		if err := s.ReplaceAttachments(ctx, f.article, want); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := s.ArticleAttachments(ctx, f.article); len(got) != 2 || got[0].Text != "改过的正文" {
+			t.Errorf("text after a change: %+v", got)
+		}
+		if err := store.Exec(ctx, s, `UPDATE attachment SET text_class = 'picture'`); err == nil {
+			t.Error("text_class 'picture' accepted; want the schema to refuse it")
+		}
+
+		site, err := s.SiteByCode(ctx, "gd_ref")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if site.AttachmentOCR {
+			t.Error("attachment_ocr on by default")
+		}
+		site.AttachmentOCR = true
+		err = s.WithTx(ctx, func(tx *store.Tx) error { _, _, err := tx.UpsertSite(ctx, site); return err })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if site, err = s.SiteByCode(ctx, "gd_ref"); err != nil || !site.AttachmentOCR {
+			t.Errorf("attachment_ocr after upsert: %v, %v; want true", site.AttachmentOCR, err)
+		}
+	})
+}
