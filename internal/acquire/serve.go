@@ -24,10 +24,19 @@ const (
 // it is a person at the console, as "crawl now" is. The API's Deps.Budget
 // should be b.
 func (a *API) Served(users *auth.Service, b *budget.Service) http.Handler {
+	return users.Middleware(requireAcquire(b.RateLimit(a.Mux(b))))
+}
+
+// UsagePattern is the route of b.UsageHandler in Mux.
+const UsagePattern = "GET /v1/usage"
+
+// Mux is the API's routes (Patterns) and GET /v1/usage (UsagePattern) on
+// a mux of their own, with no guard in front: Served puts it there.
+func (a *API) Mux(b *budget.Service) *http.ServeMux {
 	mux := http.NewServeMux()
 	a.Routes(mux)
-	mux.Handle("GET /v1/usage", b.UsageHandler())
-	return users.Middleware(requireAcquire(b.RateLimit(mux)))
+	mux.Handle(UsagePattern, b.UsageHandler())
+	return mux
 }
 
 // requireAcquire refuses a request whose caller may not use the acquire
