@@ -15,6 +15,7 @@ import (
 	"zhizhi/internal/auth"
 	"zhizhi/internal/budget"
 	"zhizhi/internal/sim"
+	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -27,9 +28,9 @@ type guarded struct {
 	srv   *httptest.Server
 }
 
-func newGuarded(t *testing.T) *guarded {
+func newGuarded(t *testing.T, st *store.Store) *guarded {
 	t.Helper()
-	e := newEnv(t, storetest.SQLite(t))
+	e := newEnv(t, st)
 	cheap := &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 	g := &guarded{env: e, users: auth.New(e.st, auth.Options{Now: e.clock.Now, PasswordParams: cheap}),
 		b: budget.New(e.st, e.clock.Now)}
@@ -101,7 +102,11 @@ func (g *guarded) session(t *testing.T, name, password string) string {
 // operator's console session is allowed and not metered, a viewer's is
 // refused.
 func TestBudgetsAndScope(t *testing.T) {
-	g := newGuarded(t)
+	storetest.ForEachDialect(t, testBudgetsAndScope)
+}
+
+func testBudgetsAndScope(t *testing.T, st *store.Store) {
+	g := newGuarded(t, st)
 	ctx := context.Background()
 	const pw = "a long enough passphrase"
 	if _, err := g.users.CreateUser(ctx, "test", "alice", pw, auth.RoleOperator); err != nil {
@@ -228,5 +233,14 @@ func TestBudgetsAndScope(t *testing.T) {
 	}
 	if u := usage(); u.Requests.Used != 2 {
 		t.Errorf("the session's fetch was charged to the key: %+v", u)
+	}
+
+	// A key whose user is no longer an operator may not acquire.
+	if err := g.users.SetRole(ctx, "test", "alice", auth.RoleViewer); err != nil {
+		t.Fatal(err)
+	}
+	if a := g.call(t, http.MethodPost, "/v1/fetch", map[string]any{"url": pages[2].URL}, key(acq)...); a.status != http.StatusForbidden ||
+		a.Code != CodeInsufficientScope || !strings.Contains(a.Error, "viewer") {
+		t.Errorf("the key of a demoted user: %d %s", a.status, a.raw)
 	}
 }

@@ -2,6 +2,7 @@ package acquire
 
 import (
 	"net/http"
+	"slices"
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/budget"
@@ -49,6 +50,10 @@ func requireAcquire(next http.Handler) http.Handler {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="zhizhi"`)
 			writeJSON(w, http.StatusUnauthorized, errorBody{Code: CodeUnauthorized,
 				Error: `no valid API key: send one as "Authorization: Bearer zk_…" (zhizhi apikey create --scope acquire); an unknown, expired or revoked key is refused too`})
+			return
+		case !p.Allows(auth.ScopeAcquire) && p.APIKeyID != 0 && slices.Contains(p.Scopes, auth.ScopeAcquire):
+			writeJSON(w, http.StatusForbidden, errorBody{Code: CodeInsufficientScope,
+				Error: "this API key's user " + p.Username + " is a " + string(p.Role) + " now, and the acquire scope needs an operator or admin"})
 			return
 		case !p.Allows(auth.ScopeAcquire) && p.APIKeyID != 0:
 			writeJSON(w, http.StatusForbidden, errorBody{Code: CodeInsufficientScope,
