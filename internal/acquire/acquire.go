@@ -1,11 +1,13 @@
 package acquire
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
 	"time"
 
+	"zhizhi/internal/budget"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/store"
 )
@@ -40,6 +42,18 @@ type Deps struct {
 	// DefaultTimeout is a request's time when it names none; MaxTimeout
 	// the most it may ask for (more is cut to it, as Firecrawl does).
 	DefaultTimeout, MaxTimeout time.Duration
+	// Budget, when set, meters each request of an API key (the principal
+	// auth.Service.Middleware put on the request's context): reserved
+	// before the site is asked, settled with what it cost, cancelled when
+	// it was refused before anything was sent. *budget.Service is one.
+	// Console sessions and requests with no key are not metered.
+	Budget Budget
+}
+
+// Budget reserves a request's estimate against its key's daily budgets
+// (*budget.Service).
+type Budget interface {
+	Reserve(ctx context.Context, keyID int64, est budget.Cost) (*budget.Reservation, error)
 }
 
 // API serves the acquisition endpoints.

@@ -175,6 +175,12 @@ var (
 // clients generate code from.
 func checkSpec(t testing.TB, path string, a *answer) {
 	t.Helper()
+	checkSpecOf(t, http.MethodPost, path, a)
+}
+
+// checkSpecOf is checkSpec for an answer to method.
+func checkSpecOf(t testing.TB, method, path string, a *answer) {
+	t.Helper()
 	specOnce.Do(func() {
 		var doc *openapi3.T
 		if doc, specErr = openapi3.NewLoader().LoadFromFile("../api/openapi.yaml"); specErr == nil {
@@ -184,7 +190,7 @@ func checkSpec(t testing.TB, path string, a *answer) {
 	if specErr != nil {
 		t.Fatalf("openapi.yaml: %v", specErr)
 	}
-	req := httptest.NewRequest(http.MethodPost, "http://zhizhi.test"+path, nil)
+	req := httptest.NewRequest(method, "http://zhizhi.test"+path, nil)
 	route, params, err := specRouter.FindRoute(req)
 	if err != nil {
 		t.Fatalf("openapi.yaml has no %s: %v", path, err)
@@ -195,7 +201,7 @@ func checkSpec(t testing.TB, path string, a *answer) {
 		Options: &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
 	}
 	if err := openapi3filter.ValidateResponse(context.Background(), in); err != nil {
-		t.Errorf("POST %s answered %d against openapi.yaml: %v\n%.500s", path, a.status, err, a.raw)
+		t.Errorf("%s %s answered %d against openapi.yaml: %v\n%.500s", method, path, a.status, err, a.raw)
 	}
 }
 

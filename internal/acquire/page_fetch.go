@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"zhizhi/internal/auth"
+	"zhizhi/internal/budget"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -38,10 +40,15 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asFailure(err))
 		return
 	}
+	res, ok := a.reserve(w, r, req)
+	if !ok {
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), req.Timeout)
 	defer cancel()
 	started := time.Now()
 	pg, f := a.acquire(ctx, req)
+	a.settle(r, res, pg, f)
 	if f != nil {
 		a.d.Logger.Info("acquire fetch refused or failed", "url", req.URL, "code", f.code, "status", f.status,
 			"elapsed_ms", time.Since(started).Milliseconds())
@@ -59,6 +66,50 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 		Success bool      `json:"success"`
 		Data    *Document `json:"data"`
 	}{true, doc})
+}
+
+// reserve holds one request and the response byte limit against the
+// calling key's budgets before anything is sent; over a budget it answers
+// 402 BUDGET_EXCEEDED and reports false. A console session, or no
+// Deps.Budget, is not metered (nil, true).
+func (a *API) reserve(w http.ResponseWriter, r *http.Request, req *fetchRequest) (*budget.Reservation, bool) {
+	p, ok := auth.FromContext(r.Context())
+	if a.d.Budget == nil || !ok || p.APIKeyID == 0 {
+		return nil, true
+	}
+	res, err := a.d.Budget.Reserve(r.Context(), p.APIKeyID, budget.Cost{Requests: 1, Bytes: req.MaxBytes})
+	if budget.WriteError(w, err) {
+		a.d.Logger.Info("acquire fetch over budget", "url", req.URL, "api_key", p.APIKeyID, "error", err)
+		return nil, false
+	}
+	if err != nil {
+		a.fail(w, r, asFailure(err))
+		return nil, false
+	}
+	return res, true
+}
+
+// settle charges a metered request what it cost: one request and the
+// bytes downloaded (none for an answer from a snapshot), or nothing when
+// it was refused before anything was sent.
+func (a *API) settle(r *http.Request, res *budget.Reservation, pg *page, f *failure) {
+	if res == nil {
+		return
+	}
+	var err error
+	switch {
+	case f != nil && f.notSent:
+		err = res.Cancel(r.Context())
+	case f != nil:
+		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: f.wireBytes})
+	default:
+		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: pg.WireBytes})
+	}
+	if err != nil {
+		// The reservation expires by itself (budget.HoldFor); the answer
+		// is not withheld for the meter's sake.
+		a.d.Logger.Error("acquire fetch: settle budget", "path", r.URL.Path, "error", err)
+	}
 }
 
 // acquire answers from a young enough snapshot, or asks the site through
@@ -89,7 +140,7 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 	if resp.Status < 200 || resp.Status > 299 {
 		return nil, &failure{status: http.StatusBadGateway, code: CodeSiteError,
 			msg:     fmt.Sprintf("the site answered HTTP %d for %s", resp.Status, resp.URL),
-			details: map[string]any{"statusCode": resp.Status, "url": resp.URL}}
+			details: map[string]any{"statusCode": resp.Status, "url": resp.URL}, wireBytes: resp.WireBytes}
 	}
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" {
@@ -99,7 +150,7 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 		mt, _, _ := mime.ParseMediaType(ct)
 		return nil, &failure{status: http.StatusUnsupportedMediaType, code: CodeUnsupportedContent,
 			msg:     fmt.Sprintf("the page is %s, not HTML or text; /v1/fetch turns web pages into Markdown (PDFs have endpoints of their own)", mt),
-			details: map[string]any{"contentType": ct}}
+			details: map[string]any{"contentType": ct}, wireBytes: resp.WireBytes}
 	}
 	pg := &page{SourceURL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct, Body: resp.Body,
 		FetchedAt: a.d.Now().UTC(), WireBytes: resp.WireBytes, Duration: resp.Duration, Tier: resp.Tier, Attempts: 1}
@@ -108,7 +159,7 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 	if err := a.d.Store.SaveFetchSnapshot(ctx, snap, resp.Body); err != nil {
 		a.d.Logger.Error("acquire fetch: keep raw body", "url", req.URL, "error", err)
 		return nil, &failure{status: http.StatusInternalServerError, code: CodeInternal,
-			msg: "the page was fetched but could not be stored; try again later"}
+			msg: "the page was fetched but could not be stored; try again later", wireBytes: resp.WireBytes}
 	}
 	pg.RawRef, pg.RawSHA256 = snap.RawPath, snap.RawSHA256
 	return pg, nil
@@ -140,22 +191,22 @@ func fetchFailure(ctx context.Context, req *fetchRequest, err error, now time.Ti
 	switch {
 	case errors.As(err, &refused):
 		return &failure{status: http.StatusForbidden, code: CodeURLRefused,
-			msg: refused.Error() + "; zhizhi fetches public web pages only"}
+			msg: refused.Error() + "; zhizhi fetches public web pages only", notSent: true}
 	case errors.As(err, &robots) && robots.Unreachable:
 		f := &failure{status: http.StatusServiceUnavailable, code: CodeRobotsUnavailable,
-			msg: robots.Error() + "; nothing is fetched from the host until its robots.txt can be read"}
+			msg: robots.Error() + "; nothing is fetched from the host until its robots.txt can be read", notSent: true}
 		if !robots.RetryAt.IsZero() {
 			f.retryAfter = max(robots.RetryAt.Sub(now), time.Second)
 		}
 		return f
 	case errors.As(err, &robots):
-		f := &failure{status: http.StatusForbidden, code: CodeRobotsDisallowed, msg: robots.Error() + "; zhizhi always obeys robots.txt"}
+		f := &failure{status: http.StatusForbidden, code: CodeRobotsDisallowed, msg: robots.Error() + "; zhizhi always obeys robots.txt", notSent: true}
 		if robots.Rule != "" {
 			f.details = map[string]any{"rule": robots.Rule, "line": robots.Line}
 		}
 		return f
 	case errors.As(err, &blocked):
-		f := &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: blocked.Error()}
+		f := &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: blocked.Error(), notSent: true}
 		f.retryAfter = max(blocked.Until.Sub(now), time.Second)
 		return f
 	case errors.Is(err, fetch.ErrCaptcha):
@@ -163,7 +214,7 @@ func fetchFailure(ctx context.Context, req *fetchRequest, err error, now time.Ti
 			retryAfter: time.Hour}
 	case errors.As(err, &tooLarge):
 		return &failure{status: http.StatusBadGateway, code: CodeTooLarge,
-			msg: fmt.Sprintf("the page is larger than %d bytes (max_bytes); nothing was kept", req.MaxBytes)}
+			msg: fmt.Sprintf("the page is larger than %d bytes (max_bytes); nothing was kept", req.MaxBytes), wireBytes: req.MaxBytes}
 	case errors.Is(err, fetch.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &failure{status: http.StatusRequestTimeout, code: CodeTimeout,
 			msg: fmt.Sprintf("no answer within %v (timeout %d ms; the host's politeness wait counts too)", req.Timeout, req.Timeout.Milliseconds())}

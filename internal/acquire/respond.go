@@ -31,12 +31,17 @@ type failure struct {
 	msg        string
 	retryAfter time.Duration // > 0: sent as Retry-After
 	details    map[string]any
+	// notSent: refused before anything was sent to the page's host
+	// (robots.txt, the SSRF guard, the breaker, a bad request), so it is
+	// billed nothing. wireBytes: what was downloaded, when it was sent.
+	notSent   bool
+	wireBytes int64
 }
 
 func (f *failure) Error() string { return f.code + ": " + f.msg }
 
 func invalid(format string, args ...any) *failure {
-	return &failure{status: http.StatusBadRequest, code: CodeInvalidRequest, msg: fmt.Sprintf(format, args...)}
+	return &failure{status: http.StatusBadRequest, code: CodeInvalidRequest, msg: fmt.Sprintf(format, args...), notSent: true}
 }
 
 type errorBody struct {

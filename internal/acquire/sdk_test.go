@@ -2,21 +2,16 @@ package acquire
 
 import (
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
+	"zhizhi/internal/acquire/firecrawltest"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store/storetest"
 )
-
-// firecrawlJS is the version of Firecrawl's JavaScript SDK the test runs.
-const firecrawlJS = "4.42.0"
 
 // sdkScript calls the SDK as a Firecrawl user would, with only the base
 // URL changed: a scrape to Markdown, then a scrape robots.txt refuses,
@@ -39,53 +34,11 @@ try {
 console.log(JSON.stringify(out));
 `
 
-// firecrawlSDK installs the SDK (test-only, never shipped) into the user's
-// cache once and returns the file URL of its ES module. Without npm the
-// test is skipped, except under CI=true, where that is a failure.
-func firecrawlSDK(t *testing.T) string {
-	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed to run Firecrawl's SDK: %v", err)
-		}
-		t.Skipf("node or npm missing (%v); CI=true makes this a failure", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "zhizhi-test", "firecrawl-js-"+firecrawlJS)
-	entry := filepath.Join(dir, "node_modules", "@mendable", "firecrawl-js", "dist", "index.js")
-	if _, err := os.Stat(entry); errors.Is(err, fs.ErrNotExist) {
-		// Installed beside and moved into place, so a run interrupted
-		// half-way never leaves a broken copy to be trusted.
-		tmp := dir + ".tmp-" + strconv.Itoa(os.Getpid())
-		os.RemoveAll(tmp)
-		cmd := exec.CommandContext(t.Context(), npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp,
-			"@mendable/firecrawl-js@"+firecrawlJS)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(tmp)
-			t.Fatalf("npm install @mendable/firecrawl-js@%s: %v\n%s", firecrawlJS, err, out)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			os.RemoveAll(tmp)
-			if _, serr := os.Stat(entry); serr != nil {
-				t.Fatalf("install the SDK into %s: %v", dir, err)
-			}
-		}
-	}
-	return "file://" + filepath.ToSlash(entry)
-}
-
 // TestFirecrawlSDK: the real Firecrawl JavaScript SDK, pointed at zhizhi,
 // scrapes a page of the simulated web to Markdown and gets its error object
 // for a page robots.txt refuses.
 func TestFirecrawlSDK(t *testing.T) {
-	sdk := firecrawlSDK(t)
+	sdk := firecrawltest.SDK(t)
 	e := newEnv(t, storetest.SQLite(t))
 	art := e.truth(t, "www.gov.test")
 	var refused sim.TruthArticle

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"zhizhi/internal/acquire"
+	"zhizhi/internal/budget"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -37,7 +38,7 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 		served[rt.method+" "+Prefix+rt.path] = true
 	}
 	// The acquisition API (/v1, Firecrawl's /v2) is described here too.
-	for _, p := range acquire.Patterns {
+	for _, p := range append(acquire.Patterns, acquire.UsagePattern) {
 		served[p] = true
 	}
 	described := map[string]bool{}
@@ -77,8 +78,7 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acqMux := http.NewServeMux()
-	acq.Routes(acqMux)
+	acqMux := acq.Mux(budget.New(st, nil))
 	for k := range described {
 		method, path, _ := strings.Cut(k, " ")
 		req := httptest.NewRequest(method, "http://zhizhi.test"+strings.ReplaceAll(path, "{id}", "1"), nil)

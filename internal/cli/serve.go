@@ -38,6 +38,11 @@ HTTP on --listen:
   /admin/    the admin console (sign in with a user made by 'zhizhi user add')
   /api/v1/   the REST API (a session, or an API key from 'zhizhi apikey create'
              sent as "Authorization: Bearer …"); described by /api/v1/openapi.yaml
+  /v1/ /v2/  the acquisition API: POST /v1/fetch (and Firecrawl's POST
+             /v2/scrape) fetches one page now, politely, as Markdown;
+             GET /v1/usage shows the key's budgets. It needs a key with
+             the acquire scope (or an operator's console session); each
+             key has daily budgets ('zhizhi apikey budget')
   /healthz   200 while the process runs
   /readyz    200 when the database answers and jobs are being worked, else 503
   /metrics   Prometheus metrics
@@ -150,7 +155,8 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 		Client: clientOptions(rm),
 		Listen: o.listen, Workers: o.workers, JobBudget: o.budget, Tick: o.tick, Location: o.loc,
 		SecureCookies: o.secureCookies, ClientIPHeader: o.clientIPHeader,
-		Stderr: errw, Logger: slog.Default(),
+		Acquire: acquireHandler,
+		Stderr:  errw, Logger: slog.Default(),
 	})
 	var bad *server.ConfigError
 	switch {

@@ -1,0 +1,21 @@
+package cli
+
+import (
+	"net/http"
+
+	"zhizhi/internal/acquire"
+	"zhizhi/internal/budget"
+	"zhizhi/internal/server"
+)
+
+// acquireHandler is the acquisition API serve mounts on /v1/ and /v2/:
+// the same store and polite client as the crawl workers, each API key's
+// budgets kept in that store.
+func acquireHandler(d server.Deps) (http.Handler, error) {
+	b := budget.New(d.Store, nil)
+	a, err := acquire.New(acquire.Deps{Store: d.Store, Client: d.Fetch, Logger: d.Logger, Budget: b})
+	if err != nil {
+		return nil, err
+	}
+	return a.Served(d.Auth, b), nil
+}
