@@ -26,7 +26,7 @@ const (
 )
 
 // Patterns are the routes Routes registers.
-var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape"}
+var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}
 
 // Deps are what the API works with.
 type Deps struct {
@@ -40,6 +40,9 @@ type Deps struct {
 	// DefaultTimeout is a request's time when it names none; MaxTimeout
 	// the most it may ask for (more is cut to it, as Firecrawl does).
 	DefaultTimeout, MaxTimeout time.Duration
+	// Render is the browser tier of POST /v1/render (render.go); nil:
+	// /v1/render answers 503 BROWSER_UNAVAILABLE.
+	Render *RenderTier
 }
 
 // API serves the acquisition endpoints.
@@ -75,7 +78,11 @@ func New(d Deps) (*API, error) {
 // /v2/scrape on mux.
 func (a *API) Routes(mux *http.ServeMux) {
 	for _, p := range Patterns {
-		mux.HandleFunc(p, a.fetchPage)
+		h := a.fetchPage
+		if p == renderPattern {
+			h = a.renderPage
+		}
+		mux.HandleFunc(p, h)
 	}
 }
 
