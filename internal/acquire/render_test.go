@@ -394,3 +394,63 @@ func TestRenderWithoutBrowser(t *testing.T) {
 		})
 	}
 }
+
+// TestRenderPoliteness: two clients render pages of the city portal
+// while a third fetches them directly, all at once; the sim's own access
+// log shows one request in flight at a time and never more than the
+// host's bucket allows, browser sub-requests included.
+func TestRenderPoliteness(t *testing.T) {
+	needChromium(t)
+	e := newEnv(t, storetest.SQLite(t), withBrowser(nil, nil))
+	const host = "www.qingyuan.gov.test"
+	var urls []string
+	for _, a := range e.w.Truth() {
+		if a.Host == host && !a.RobotsDisallowed && len(urls) < 6 {
+			urls = append(urls, a.URL)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	rendered := 0
+	for c := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := c; i < len(urls); i += 3 {
+				if c == 2 {
+					e.post(t, "/v1/fetch", map[string]any{"url": urls[i]})
+					continue
+				}
+				for {
+					a := e.post(t, "/v1/render", map[string]any{"url": urls[i]})
+					if a.Code == CodeRenderBusy {
+						time.Sleep(100 * time.Millisecond)
+						continue
+					}
+					if a.status != http.StatusOK {
+						t.Errorf("render %s: %d %.300s", urls[i], a.status, a.raw)
+					} else {
+						mu.Lock()
+						rendered++
+						mu.Unlock()
+					}
+					break
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	log := e.w.AccessLog(host)
+	if rendered != 4 || len(log) < 8 {
+		t.Errorf("%d pages rendered, %d requests at the host", rendered, len(log))
+	}
+	for _, a := range log {
+		if !strings.HasSuffix(a.UserAgent, e.client.UserAgent()) {
+			t.Errorf("%s arrived with User-Agent %q", a.Path, a.UserAgent)
+		}
+	}
+	for _, v := range sim.PolitenessViolations(host, log, 0) {
+		t.Error(v)
+	}
+	t.Logf("%d requests at %s", len(log), host)
+}
