@@ -152,7 +152,8 @@ func (e *env) rendered(t *testing.T, body map[string]any) *Document {
 	if a.status != http.StatusOK || !a.Success || a.Data == nil {
 		t.Fatalf("render %v: %d %.600s", body, a.status, a.raw)
 	}
-	if a.Data.Acquisition.Provider != providerBrowser || a.Data.Acquisition.Evidence.BrowserSeconds == nil {
+	fresh := a.Data.Metadata.CacheState == "miss"
+	if a.Data.Acquisition.Provider != providerBrowser || fresh != (a.Data.Acquisition.Evidence.BrowserSeconds != nil) {
 		t.Errorf("render %v: provider %q, browser_seconds %v", body, a.Data.Acquisition.Provider,
 			a.Data.Acquisition.Evidence.BrowserSeconds)
 	}
@@ -203,6 +204,28 @@ func TestRenderJSPage(t *testing.T) {
 	snap, body, err := e.st.FetchSnapshot(t.Context(), u)
 	if err != nil || snap.Tier != fetch.TierBrowser || snap.RawSHA256 != d.Acquisition.Raw.SHA256 || !strings.Contains(string(body), jsText) {
 		t.Errorf("snapshot %+v (%v): not the rendered page", snap, err)
+	}
+	// maxAge answers from that snapshot, with nothing sent to the site.
+	pages := js.count("/news.html")
+	again := e.rendered(t, map[string]any{"url": u, "maxAge": 3600000})
+	if again.Metadata.CacheState != "hit" || !strings.Contains(*again.Markdown, jsText) || js.count("/news.html") != pages {
+		t.Errorf("maxAge: cacheState %q, %d more requests", again.Metadata.CacheState, js.count("/news.html")-pages)
+	}
+}
+
+// TestRenderTimeLimit: a render ends at the tier's browser seconds even
+// when the request allows more, and gives its slot back.
+func TestRenderTimeLimit(t *testing.T) {
+	needChromium(t)
+	js := newJSSite(t)
+	tier := &RenderTier{BrowserSeconds: 2 * time.Second}
+	e := newEnv(t, storetest.SQLite(t), withBrowser(js, tier))
+	a := e.post(t, "/v1/render", map[string]any{"url": "http://" + jsHost + "/hang.html", "timeout": 100000})
+	if a.status != http.StatusRequestTimeout || a.Code != CodeTimeout || !strings.Contains(a.Error, "2s") {
+		t.Errorf("%d %s; want 408 SCRAPE_TIMEOUT after the tier's 2 s", a.status, a.raw)
+	}
+	if n := len(tier.slots); n != 0 {
+		t.Errorf("%d slots still taken after the render ended", n)
 	}
 }
 
