@@ -28,7 +28,7 @@ const (
 )
 
 // Patterns are the routes Routes registers.
-var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape"}
+var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}
 
 // Deps are what the API works with.
 type Deps struct {
@@ -48,6 +48,9 @@ type Deps struct {
 	// it was refused before anything was sent. *budget.Service is one.
 	// Console sessions and requests with no key are not metered.
 	Budget Budget
+	// Render is the browser tier of POST /v1/render (render.go); nil:
+	// /v1/render answers 503 BROWSER_UNAVAILABLE.
+	Render *RenderTier
 }
 
 // Budget reserves a request's estimate against its key's daily budgets
@@ -89,7 +92,11 @@ func New(d Deps) (*API, error) {
 // /v2/scrape on mux.
 func (a *API) Routes(mux *http.ServeMux) {
 	for _, p := range Patterns {
-		mux.HandleFunc(p, a.fetchPage)
+		h := a.fetchPage
+		if p == renderPattern {
+			h = a.renderPage
+		}
+		mux.HandleFunc(p, h)
 	}
 }
 

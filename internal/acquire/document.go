@@ -103,6 +103,13 @@ type Evidence struct {
 	SnapshotAge  *int64 `json:"snapshot_age_ms,omitempty"`
 	MaxBytes     int64  `json:"max_bytes"`
 	TimeoutMS    int64  `json:"timeout_ms"`
+
+	// The browser tier's (POST /v1/render): the seconds Chromium spent
+	// on the page, and the requests the page made or was refused (at
+	// most maxSubrequests of them; SubrequestsTotal counts them all).
+	BrowserSeconds   *float64     `json:"browser_seconds,omitempty"`
+	Subrequests      []Subrequest `json:"subrequests,omitempty"`
+	SubrequestsTotal int          `json:"subrequests_total,omitempty"`
 }
 
 // dropTags never carry content.

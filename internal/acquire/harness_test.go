@@ -55,7 +55,11 @@ type env struct {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newEnv(t testing.TB, st *store.Store) *env {
+// envOption changes the client's options or the API's deps before they
+// are used.
+type envOption func(*fetch.ClientOptions, *Deps)
+
+func newEnv(t testing.TB, st *store.Store, opts ...envOption) *env {
 	t.Helper()
 	clock := fetch.NewFakeClock(t0)
 	w, err := sim.Start(context.Background(), sim.Options{Seed: 7, Clock: clock.Now})
@@ -66,7 +70,7 @@ func newEnv(t testing.TB, st *store.Store) *env {
 	e := &env{w: w, st: st, clock: clock, small: newSmallSite(t)}
 	resolve := fetch.ResolveMap(w.ResolveMap())
 	resolve[smallHost] = e.small.addr
-	c, err := fetch.NewClient(fetch.ClientOptions{
+	copts := fetch.ClientOptions{
 		Store: st, Clock: clock, Resolve: resolve, Version: "test", ContactURL: "https://zhizhi.example/contact",
 		Logger: quiet(),
 		Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -95,15 +99,27 @@ func newEnv(t testing.TB, st *store.Store) *env {
 			}
 			return ips, nil
 		},
-	})
+	}
+	deps := Deps{Store: st, Now: clock.Now, Logger: quiet()}
+	for _, o := range opts {
+		o(&copts, &deps)
+	}
+	c, err := fetch.NewClient(copts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
 	e.client = c
-	stop := clock.AutoAdvance(func() bool { return c.Limiter().InFlight() == 0 })
+	idle := func() bool { return c.Limiter().InFlight() == 0 }
+	if copts.Browser != nil {
+		// A browser visit holds its host for the whole render: the
+		// page's own sub-requests wait for their tokens inside it.
+		idle = nil
+	}
+	stop := clock.AutoAdvance(idle)
 	t.Cleanup(stop)
-	e.api, err = New(Deps{Store: st, Client: c, Now: clock.Now, Logger: quiet()})
+	deps.Client = c
+	e.api, err = New(deps)
 	if err != nil {
 		t.Fatal(err)
 	}

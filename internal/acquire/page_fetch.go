@@ -40,7 +40,7 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asFailure(err))
 		return
 	}
-	res, ok := a.reserve(w, r, req)
+	res, ok := a.reserve(w, r, budget.Cost{Requests: 1, Bytes: req.MaxBytes})
 	if !ok {
 		return
 	}
@@ -48,7 +48,7 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	started := time.Now()
 	pg, f := a.acquire(ctx, req)
-	a.settle(r, res, pg, f)
+	a.settle(r, res, pg, f, 0)
 	if f != nil {
 		a.d.Logger.Info("acquire fetch refused or failed", "url", req.URL, "code", f.code, "status", f.status,
 			"elapsed_ms", time.Since(started).Milliseconds())
@@ -68,18 +68,18 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 	}{true, doc})
 }
 
-// reserve holds one request and the response byte limit against the
-// calling key's budgets before anything is sent; over a budget it answers
-// 402 BUDGET_EXCEEDED and reports false. A console session, or no
-// Deps.Budget, is not metered (nil, true).
-func (a *API) reserve(w http.ResponseWriter, r *http.Request, req *fetchRequest) (*budget.Reservation, bool) {
+// reserve holds est (one request, the response byte limit, for a render
+// its browser seconds) against the calling key's budgets before anything
+// is sent; over a budget it answers 402 BUDGET_EXCEEDED and reports
+// false. A console session, or no Deps.Budget, is not metered (nil, true).
+func (a *API) reserve(w http.ResponseWriter, r *http.Request, est budget.Cost) (*budget.Reservation, bool) {
 	p, ok := auth.FromContext(r.Context())
 	if a.d.Budget == nil || !ok || p.APIKeyID == 0 {
 		return nil, true
 	}
-	res, err := a.d.Budget.Reserve(r.Context(), p.APIKeyID, budget.Cost{Requests: 1, Bytes: req.MaxBytes})
+	res, err := a.d.Budget.Reserve(r.Context(), p.APIKeyID, est)
 	if budget.WriteError(w, err) {
-		a.d.Logger.Info("acquire fetch over budget", "url", req.URL, "api_key", p.APIKeyID, "error", err)
+		a.d.Logger.Info("acquire request over budget", "path", r.URL.Path, "api_key", p.APIKeyID, "error", err)
 		return nil, false
 	}
 	if err != nil {
@@ -89,10 +89,10 @@ func (a *API) reserve(w http.ResponseWriter, r *http.Request, req *fetchRequest)
 	return res, true
 }
 
-// settle charges a metered request what it cost: one request and the
-// bytes downloaded (none for an answer from a snapshot), or nothing when
-// it was refused before anything was sent.
-func (a *API) settle(r *http.Request, res *budget.Reservation, pg *page, f *failure) {
+// settle charges a metered request what it cost: one request, the bytes
+// downloaded (none for an answer from a snapshot) and the browser seconds
+// a render used, or nothing when it was refused before anything was sent.
+func (a *API) settle(r *http.Request, res *budget.Reservation, pg *page, f *failure, browserSeconds int64) {
 	if res == nil {
 		return
 	}
@@ -101,14 +101,14 @@ func (a *API) settle(r *http.Request, res *budget.Reservation, pg *page, f *fail
 	case f != nil && f.notSent:
 		err = res.Cancel(r.Context())
 	case f != nil:
-		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: f.wireBytes})
+		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: f.wireBytes, BrowserSeconds: browserSeconds})
 	default:
-		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: pg.WireBytes})
+		err = res.Settle(r.Context(), budget.Cost{Requests: 1, Bytes: pg.WireBytes, BrowserSeconds: browserSeconds})
 	}
 	if err != nil {
 		// The reservation expires by itself (budget.HoldFor); the answer
 		// is not withheld for the meter's sake.
-		a.d.Logger.Error("acquire fetch: settle budget", "path", r.URL.Path, "error", err)
+		a.d.Logger.Error("acquire: settle budget", "path", r.URL.Path, "error", err)
 	}
 }
 

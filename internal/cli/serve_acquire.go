@@ -10,10 +10,13 @@ import (
 
 // acquireHandler is the acquisition API serve mounts on /v1/ and /v2/:
 // the same store and polite client as the crawl workers, each API key's
-// budgets kept in that store.
+// budgets kept in that store, renders in the workers' browser tier.
 func acquireHandler(d server.Deps) (http.Handler, error) {
 	b := budget.New(d.Store, nil)
-	a, err := acquire.New(acquire.Deps{Store: d.Store, Client: d.Fetch, Logger: d.Logger, Budget: b})
+	// /v1/render draws pages with the crawl workers' browser tier; a
+	// serve without Chromium answers it 503 BROWSER_UNAVAILABLE.
+	a, err := acquire.New(acquire.Deps{Store: d.Store, Client: d.Fetch, Logger: d.Logger, Budget: b,
+		Render: &acquire.RenderTier{}})
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"zhizhi/internal/browser"
 )
 
 // Tiers of fetching, stored with the seed's names.
@@ -52,6 +54,10 @@ type Response struct {
 	Tier        string // TierDirect or TierBrowser: the tier actually used
 	WireBytes   int64  // bytes on the wire
 	Duration    time.Duration
+	// Subrequests are, on the browser tier, every request the page made
+	// or was refused, in the order Chromium started them (the page's own
+	// document first); nil on the direct tier.
+	Subrequests []browser.RequestRecord
 }
 
 // HTML returns the body transcoded to UTF-8 (BOM, Content-Type, <meta>, then detection).

@@ -405,6 +405,8 @@ func (c *Client) viaBrowser(ctx context.Context, req Request, u *url.URL, pol Si
 		Tier:      TierBrowser,
 		WireBytes: wire,
 		Duration:  dur,
+
+		Subrequests: page.Requests,
 	}
 	if req.Head && req.MaxBytes > 0 && int64(len(resp.Body)) > req.MaxBytes {
 		// Chromium reads a page whole; the head read keeps what a direct
