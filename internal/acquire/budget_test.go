@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -28,13 +29,14 @@ type guarded struct {
 	srv   *httptest.Server
 }
 
-func newGuarded(t *testing.T, st *store.Store) *guarded {
+func newGuarded(t *testing.T, st *store.Store, opts ...envOption) *guarded {
 	t.Helper()
-	e := newEnv(t, st)
+	e := newEnv(t, st, opts...)
 	cheap := &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
 	g := &guarded{env: e, users: auth.New(e.st, auth.Options{Now: e.clock.Now, PasswordParams: cheap}),
 		b: budget.New(e.st, e.clock.Now)}
-	a, err := New(Deps{Store: e.st, Client: e.client, Now: e.clock.Now, Logger: quiet(), Budget: g.b})
+	a, err := New(Deps{Store: e.st, Client: e.client, Now: e.clock.Now, Logger: quiet(), Budget: g.b,
+		Render: e.api.d.Render})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,5 +244,58 @@ func testBudgetsAndScope(t *testing.T, st *store.Store) {
 	if a := g.call(t, http.MethodPost, "/v1/fetch", map[string]any{"url": pages[2].URL}, key(acq)...); a.status != http.StatusForbidden ||
 		a.Code != CodeInsufficientScope || !strings.Contains(a.Error, "viewer") {
 		t.Errorf("the key of a demoted user: %d %s", a.status, a.raw)
+	}
+}
+
+// TestRenderIsMetered: a key's render holds its whole browser time before
+// it starts and is charged one request, the bytes the page's requests
+// brought and the browser seconds it used (whole seconds, a started one
+// counting); a key whose browser seconds cannot cover a render's time is
+// answered 402 naming that budget, and the site is not asked.
+func TestRenderIsMetered(t *testing.T) {
+	needChromium(t)
+	js := newJSSite(t)
+	g := newGuarded(t, storetest.SQLite(t), withBrowser(js, nil))
+	ctx := context.Background()
+	if _, err := g.users.CreateUser(ctx, "test", "alice", "a long enough passphrase", auth.RoleOperator); err != nil {
+		t.Fatal(err)
+	}
+	acq, k, err := g.users.CreateAPIKey(ctx, "test", "alice", "agent", []string{auth.ScopeAcquire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.b.SetLimits(ctx, "test", k.ID, budget.Limits{
+		PerDay: budget.Cost{Requests: 10, Bytes: 1 << 30, BrowserSeconds: 61}, RequestsPerMinute: 60}); err != nil {
+		t.Fatal(err)
+	}
+	hdr := []string{"Authorization", "Bearer " + acq}
+	u := "http://" + jsHost + "/news.html"
+	a := g.call(t, http.MethodPost, "/v1/render", map[string]any{"url": u, "timeout": 60000}, hdr...)
+	if a.status != http.StatusOK || a.Data == nil || a.Data.Acquisition.Evidence.BrowserSeconds == nil {
+		t.Fatalf("render: %d %.600s", a.status, a.raw)
+	}
+	used, err := g.b.Usage(ctx, k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	secs := *a.Data.Acquisition.Evidence.BrowserSeconds
+	want := int64(math.Ceil(secs))
+	if want < 1 {
+		want = 1
+	}
+	if used.Requests.Used != 1 || used.BrowserSeconds.Used < want || used.BrowserSeconds.Used > 60 ||
+		used.BrowserSeconds.Reserved != 0 || used.Bytes.Used <= 0 {
+		t.Errorf("after one render of %.3f browser seconds: requests %+v, browser seconds %+v, bytes %+v",
+			secs, used.Requests, used.BrowserSeconds, used.Bytes)
+	}
+
+	// 61 − what was used is less than a 60-second render's hold.
+	before := js.count("/news.html")
+	a = g.call(t, http.MethodPost, "/v1/render", map[string]any{"url": u, "timeout": 60000}, hdr...)
+	if a.status != http.StatusPaymentRequired || a.Code != "BUDGET_EXCEEDED" || !strings.Contains(a.Error, "browser") {
+		t.Errorf("a render longer than the browser seconds left: %d %s; want 402 naming the browser seconds", a.status, a.raw)
+	}
+	if js.count("/news.html") != before {
+		t.Errorf("the site was asked for a render over budget")
 	}
 }
