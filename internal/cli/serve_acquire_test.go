@@ -50,14 +50,7 @@ func TestServeAcquisitionAPI(t *testing.T) {
 	keepTargets(t, sw.st, "gd_ref_wjk") // one small target: this test is about the API
 	run := func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(zhizhiBinary(t), args...)
-		cmd.Env = sw.serveEnv(sw.dataDir)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("zhizhi %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return sw.zhizhi(t, stdin, args...)
 	}
 	keyIn := func(out string) string {
 		t.Helper()

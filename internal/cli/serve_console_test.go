@@ -7,7 +7,6 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -30,14 +29,7 @@ func TestServeConsoleAndAPI(t *testing.T) {
 	keepTargets(t, sw.st, "gd_ref_wjk") // one small target: this test is about HTTP
 	run := func(stdin string, args ...string) string {
 		t.Helper()
-		cmd := exec.Command(zhizhiBinary(t), args...)
-		cmd.Env = sw.serveEnv(sw.dataDir)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("zhizhi %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+		return sw.zhizhi(t, stdin, args...)
 	}
 	run("s3cret-pass-1\n", "user", "add", "alice", "--role", "operator", "--password-stdin")
 	out := run("", "apikey", "create", "--user", "alice", "--name", "rag", "--scope", "read")

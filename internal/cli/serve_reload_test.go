@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configtest"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/queue"
 	"zhizhi/internal/sim"
@@ -18,29 +19,11 @@ import (
 	"zhizhi/internal/store/storetest"
 )
 
-// reloadConfigDir makes a configuration directory holding the bundled
-// adapters and departments and, of the sites, only gd_ref, switched off:
-// a running serve has nothing to crawl until a site is added.
+// reloadConfigDir makes a configuration directory with one site, switched off
+// (configtest.OneQuietSite of the bundled configuration).
 func reloadConfigDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "config")
-	for _, f := range []string{filepath.Join(config.CMSDir, "gkmlpt.yaml"), config.DepartmentsFile, config.TopicsFile,
-		filepath.Join(config.SitesDir, "gd_ref.yaml")} {
-		data, err := os.ReadFile(filepath.Join(bundledConfig, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasPrefix(f, config.SitesDir) {
-			data = []byte(strings.Replace(string(data), "\nenabled: true\n", "\nenabled: false\n", 1))
-		}
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return configtest.OneQuietSite(t, bundledConfig)
 }
 
 func copyFile(t *testing.T, src, dst string) {

@@ -100,6 +100,20 @@ var serveStarted = regexp.MustCompile(`已启动 — http://(\S+)`)
 
 // serveEnv is the environment of a serve process of this world with its
 // own data directory (workers share nothing but the database).
+// zhizhi runs the binary with args against the world's database, stdin
+// fed from stdin, and returns its output; a failure fails the test.
+func (sw *serveWorld) zhizhi(t *testing.T, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(zhizhiBinary(t), args...)
+	cmd.Env = sw.serveEnv(sw.dataDir)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("zhizhi %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
 func (sw *serveWorld) serveEnv(dataDir string) []string {
 	return append(slices.Clone(sw.env), "ZHIZHI_DATA_DIR="+dataDir)
 }
