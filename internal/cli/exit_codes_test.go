@@ -128,6 +128,9 @@ func TestExitCodes(t *testing.T) {
 	}
 	check(ok, 1, "target", "enable", "no_such_target")
 	check(ok, 1, "host", "clear", "www.nowhere.test")
+	check(typo, 2, "apikey", "budget", "1")
+	check(ok, 2, "apikey", "budget", "1") // no such key
+	check(ok, 2, "apikey", "budget", "one")
 	check(ok, 2, "health", "--jsn")
 	check(ok, 2, "health", "now")
 	check(ok, 0, "version")
