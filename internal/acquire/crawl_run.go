@@ -249,7 +249,8 @@ func (a *API) crawlPage(ctx context.Context, job *store.CrawlJob, attempt int, p
 		if err != nil {
 			return fail(CodeRedirect, resp.Status, "a redirect to an unreadable location")
 		}
-		out, _, _ := fail(CodeRedirect, resp.Status, "redirected to "+to.Redacted()+" (outside the job's scope: not followed)")
+		out := store.CrawlPageOutcome{State: store.PageRedirect, Status: resp.Status, Code: CodeRedirect, Credits: credits,
+			Error: "redirected to " + to.Redacted() + " (outside the job's scope: not followed)"}
 		if n, ok := sc.admit(to.String(), pg.Depth); ok && (o.Sitemap != SitemapOnly || pg.Depth == 0) {
 			out.Error = "redirected to " + n + " (queued)"
 			out.Links = []store.CrawlLink{{URL: n, Depth: pg.Depth}}

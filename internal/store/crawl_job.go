@@ -23,6 +23,7 @@ const (
 	PageSent     = "sent"     // the request left; its answer is not stored yet
 	PageDone     = "done"     // answered; its document is kept
 	PageFailed   = "failed"   // asked, and it failed (or its answer was lost)
+	PageRedirect = "redirect" // asked, and it redirected (its target is a page of its own)
 	PageRefused  = "refused"  // refused before anything was sent (SSRF guard, breaker)
 	PageRobots   = "robots"   // refused by robots.txt before anything was sent
 )
@@ -279,7 +280,7 @@ func (s *Store) MarkCrawlPageSent(ctx context.Context, id string, attempt int, u
 
 // CrawlPageOutcome is what became of a claimed page.
 type CrawlPageOutcome struct {
-	State    string // PageDone, PageFailed, PageRefused, PageRobots, or PageQueued (given back unsent)
+	State    string // PageDone, PageFailed, PageRedirect, PageRefused, PageRobots, or PageQueued (given back unsent)
 	Status   int
 	Code     string
 	Error    string
@@ -302,9 +303,16 @@ func (s *Store) FinishCrawlPage(ctx context.Context, id string, attempt int, url
 		now := s.ts(s.now())
 		var doneNo any
 		var doc any
-		if o.State == PageDone {
+		switch o.State {
+		case PageDone:
 			doneNo, doc = j.Completed+1, o.Document
 			if _, err := tx.c.exec(ctx, `UPDATE crawl_job SET completed = completed + 1 WHERE id = ?`, id); err != nil {
+				return err
+			}
+		case PageRedirect:
+			// A hop, not a page: its slot under the limit goes to the
+			// page it leads to.
+			if _, err := tx.c.exec(ctx, `UPDATE crawl_job SET asked = asked - 1 WHERE id = ? AND asked > completed`, id); err != nil {
 				return err
 			}
 		}

@@ -30,8 +30,10 @@ CREATE INDEX crawl_job_owner ON crawl_job (owner, created_at);
 
 -- A crawl job's frontier: every URL it found in its scope, once (the
 -- primary key), in the order found (seq). queued → fetching (claimed, not
--- sent) → sent (the request left) → done or failed; refused and robots
--- were refused before anything was sent. A page left "sent" by a process
+-- sent) → sent (the request left) → done, failed, or redirect (its
+-- target in scope is queued as a page of its own; a redirect hop is not
+-- counted against the limit); refused and robots were refused before
+-- anything was sent. A page left "sent" by a process
 -- that died is failed, never asked again; one left "fetching" goes back to
 -- the queue. done_no numbers the answered pages for paging.
 CREATE TABLE crawl_job_page (
@@ -39,7 +41,7 @@ CREATE TABLE crawl_job_page (
     url         TEXT NOT NULL CHECK (url <> '' AND length(url) <= 4096),
     seq         INTEGER NOT NULL,
     depth       INTEGER NOT NULL CHECK (depth >= 0),
-    state       TEXT NOT NULL CHECK (state IN ('queued', 'fetching', 'sent', 'done', 'failed', 'refused', 'robots')),
+    state       TEXT NOT NULL CHECK (state IN ('queued', 'fetching', 'sent', 'done', 'failed', 'redirect', 'refused', 'robots')),
     status      INTEGER NOT NULL DEFAULT 0,
     code        TEXT NOT NULL DEFAULT '' CHECK (length(code) <= 50),
     error       TEXT NOT NULL DEFAULT '',
