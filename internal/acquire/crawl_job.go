@@ -105,14 +105,14 @@ func (a *API) startCrawl(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asFailure(err))
 		return
 	}
-	start, err := extract.NormalizeURL(o.URL)
-	if err != nil {
-		err = a.d.Client.CheckTarget(r.Context(), fetch.Request{URL: o.URL, Purpose: model.PurposeProbe})
-		if err == nil {
+	// The URL as given is judged, before it is normalized (which would
+	// drop user information the guard refuses).
+	err = a.d.Client.CheckTarget(r.Context(), fetch.Request{URL: o.URL, Purpose: model.PurposeProbe})
+	var start string
+	if err == nil {
+		if start, err = extract.NormalizeURL(o.URL); err != nil {
 			err = invalid("url: %q is not a web page's URL", o.URL)
 		}
-	} else {
-		err = a.d.Client.CheckTarget(r.Context(), fetch.Request{URL: start, Purpose: model.PurposeProbe})
 	}
 	if err != nil {
 		var f *failure

@@ -72,6 +72,11 @@ func (s *scope) admit(link string, depth int) (string, bool) {
 	if s.maxDepth >= 0 && depth > s.maxDepth {
 		return "", false
 	}
+	if raw, err := url.Parse(link); err != nil || raw.User != nil {
+		// Normalizing would drop the user information the guard
+		// refuses: such a link is not followed at all.
+		return "", false
+	}
 	n, err := extract.NormalizeURL(link)
 	if err != nil {
 		return "", false
