@@ -74,7 +74,7 @@ func withCrawlSite(s *crawlSite) envOption {
 }
 
 func crawlHTML(body string) string {
-	return `<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>` + body[:min(len(body), 20)] +
+	return `<!DOCTYPE html><html lang="zh-CN"><head><meta charset="utf-8"><title>页面` +
 		`</title></head><body><div class="article"><h1>页面</h1><p>这是一个用于测试采集任务的页面，内容足够长，可以被正文提取器识别为正文。</p>` + body + `</div></body></html>`
 }
 
