@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"zhizhi/internal/budget"
@@ -28,7 +29,16 @@ const (
 )
 
 // Patterns are the routes Routes registers.
-var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}
+var Patterns = append([]string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}, crawlRoutes()...)
+
+// crawlRoutes are the crawl job routes under /v1 and /v2.
+func crawlRoutes() []string {
+	var out []string
+	for _, p := range crawlPatterns {
+		out = append(out, p, strings.Replace(p, " /v1/", " /v2/", 1))
+	}
+	return out
+}
 
 // Deps are what the API works with.
 type Deps struct {
@@ -51,6 +61,13 @@ type Deps struct {
 	// Render is the browser tier of POST /v1/render (render.go); nil:
 	// /v1/render answers 503 BROWSER_UNAVAILABLE.
 	Render *RenderTier
+	// Jobs queues crawl jobs (POST /v1/crawl), whose work RunCrawlJob
+	// does wherever they are taken up; nil: crawl jobs answer 503
+	// CRAWL_JOBS_UNAVAILABLE.
+	Jobs Jobs
+	// CrawlPageSize is how many pages one GET of a crawl job returns at
+	// most; zero means DefaultCrawlPageSize.
+	CrawlPageSize int
 }
 
 // Budget reserves a request's estimate against its key's daily budgets
@@ -93,8 +110,17 @@ func New(d Deps) (*API, error) {
 func (a *API) Routes(mux *http.ServeMux) {
 	for _, p := range Patterns {
 		h := a.fetchPage
-		if p == renderPattern {
+		switch strings.Replace(p, " /v2/", " /v1/", 1) {
+		case renderPattern:
 			h = a.renderPage
+		case crawlStartPattern:
+			h = a.startCrawl
+		case crawlStatusPattern:
+			h = a.crawlStatus
+		case crawlErrorsPattern:
+			h = a.crawlErrors
+		case crawlCancelPattern:
+			h = a.cancelCrawl
 		}
 		mux.HandleFunc(p, h)
 	}

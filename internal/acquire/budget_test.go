@@ -36,9 +36,14 @@ func newGuarded(t *testing.T, st *store.Store, opts ...envOption) *guarded {
 	g := &guarded{env: e, users: auth.New(e.st, auth.Options{Now: e.clock.Now, PasswordParams: cheap}),
 		b: budget.New(e.st, e.clock.Now)}
 	a, err := New(Deps{Store: e.st, Client: e.client, Now: e.clock.Now, Logger: quiet(), Budget: g.b,
-		Render: e.api.d.Render})
+		Render: e.api.d.Render, Jobs: e.api.d.Jobs, CrawlPageSize: e.api.d.CrawlPageSize})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if l, ok := e.api.d.Jobs.(*localJobs); ok {
+		l.mu.Lock()
+		l.api = a // crawl jobs are worked, and charged, as served
+		l.mu.Unlock()
 	}
 	g.srv = httptest.NewServer(a.Served(g.users, g.b))
 	t.Cleanup(g.srv.Close)

@@ -28,6 +28,8 @@ type Document struct {
 	Links       *[]string   `json:"links,omitempty"`
 	Metadata    Metadata    `json:"metadata"`
 	Acquisition Acquisition `json:"acquisition"`
+
+	found []string // every link of the page, for a crawl job
 }
 
 // Metadata is Firecrawl's metadata object with what zhizhi adds: the
@@ -192,6 +194,7 @@ func build(req *fetchRequest, pg *page, now time.Time) (*Document, error) {
 	if req.Formats[FormatLinks] {
 		d.Links = &links
 	}
+	d.found = links
 	return d, nil
 }
 

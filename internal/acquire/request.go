@@ -46,9 +46,23 @@ type fetchRequest struct {
 // robots.txt) never passes unnoticed.
 var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes", "origin"}
 
+// scrapeOptionFields are the fields of a crawl job's scrapeOptions: a
+// fetch's, but for the URL.
+var scrapeOptionFields = []string{"formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes"}
+
 // parseRequest reads and checks a request body. Its errors are a
 // *failure with code invalid_request naming the field.
 func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchRequest, error) {
+	raw, err := readObject(w, r)
+	if err != nil {
+		return nil, err
+	}
+	return a.checkFetch(raw, true)
+}
+
+// readObject reads a request body that must be one JSON object of plain
+// text, and returns its fields.
+func readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
@@ -71,26 +85,32 @@ func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchReques
 	if dec.More() {
 		return nil, invalid("request body: one JSON object expected, more found")
 	}
+	return raw, nil
+}
+
+// checkFetch checks the fields of a fetch: a request's body (withURL), or
+// a crawl job's scrapeOptions, which name no URL (the job gives each
+// page's).
+func (a *API) checkFetch(raw map[string]json.RawMessage, withURL bool) (*fetchRequest, error) {
 	for k := range raw {
-		if !slices.Contains(fields, k) {
-			return nil, invalid("%s: unknown field; the fields are %s", k, strings.Join(fields, ", "))
+		if !slices.Contains(fields, k) || !withURL && (k == "url" || k == "origin") {
+			names := fields
+			if !withURL {
+				names = scrapeOptionFields
+			}
+			return nil, invalid("%s: unknown field; the fields are %s", k, strings.Join(names, ", "))
 		}
 	}
 	req := &fetchRequest{Formats: map[string]bool{FormatMarkdown: true}, OnlyMainContent: true,
 		Timeout: a.d.DefaultTimeout, MaxBytes: a.d.MaxBytes}
 
-	if err := field(raw, "url", &req.URL); err != nil {
-		return nil, err
-	}
-	if req.URL == "" {
-		return nil, invalid("url: required, the page to fetch (http or https)")
-	}
-	if len(req.URL) > maxURLLength {
-		return nil, invalid("url: longer than %d bytes", maxURLLength)
-	}
-	// Any other scheme is the SSRF guard's to refuse, in its words.
-	if u, err := url.Parse(req.URL); err != nil || u.Scheme == "" || (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
-		return nil, invalid("url: %q is not an absolute URL (give it as https://host/path)", req.URL)
+	if withURL {
+		if err := field(raw, "url", &req.URL); err != nil {
+			return nil, err
+		}
+		if err := checkURL("url", req.URL); err != nil {
+			return nil, err
+		}
 	}
 	if f, ok := raw["formats"]; ok {
 		var list []json.RawMessage
@@ -142,6 +162,21 @@ func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchReques
 		return nil, err
 	}
 	return req, nil
+}
+
+// checkURL refuses a URL that is missing, too long or not absolute; any
+// other scheme than http(s) is the SSRF guard's to refuse, in its words.
+func checkURL(name, u string) error {
+	if u == "" {
+		return invalid("%s: required, the page to fetch (http or https)", name)
+	}
+	if len(u) > maxURLLength {
+		return invalid("%s: longer than %d bytes", name, maxURLLength)
+	}
+	if p, err := url.Parse(u); err != nil || p.Scheme == "" || (p.Scheme == "http" || p.Scheme == "https") && p.Host == "" {
+		return invalid("%s: %q is not an absolute URL (give it as https://host/path)", name, u)
+	}
+	return nil
 }
 
 // formatName reads a format given as a name ("markdown") or, as newer

@@ -162,6 +162,10 @@ func (c *Client) UserAgent() string { return c.ua }
 // Limiter exposes the host limiter (for display and tests).
 func (c *Client) Limiter() *Limiter { return c.limiter }
 
+// Guard returns the client's SSRF guard, for a request that is not a
+// fetch but must reach only where a fetch may (a crawl job's webhook).
+func (c *Client) Guard() *Guard { return c.guard }
+
 // Close stops the browser tier, if it was started, and idle connections.
 func (c *Client) Close() error {
 	c.browser.close()
@@ -269,7 +273,7 @@ func (c *Client) Do(ctx context.Context, req Request) (*Response, error) {
 	}
 	for hop := 0; ; hop++ {
 		resp, err := c.one(ctx, req, u)
-		if err != nil || !isRedirect(resp.Status) {
+		if err != nil || !isRedirect(resp.Status) || req.NoRedirects {
 			return resp, err
 		}
 		loc := resp.Header.Get("Location")
@@ -508,6 +512,11 @@ func (c *Client) wire(ctx context.Context, req Request, u *url.URL, hdr http.Hea
 	hr, err := http.NewRequestWithContext(ctx, req.Method, u.String(), nil)
 	if err != nil {
 		return nil, a, fmt.Errorf("fetch %s: %w", u.Redacted(), err)
+	}
+	if req.BeforeSend != nil {
+		if err := req.BeforeSend(ctx); err != nil {
+			return nil, a, fmt.Errorf("fetch %s: not sent: %w", u.Redacted(), err)
+		}
 	}
 	for k, v := range hdr {
 		hr.Header[k] = v

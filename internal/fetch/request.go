@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,6 +42,17 @@ type Request struct {
 	// Tier forces a tier: "" lets the host policy decide (direct, or the
 	// browser for browser-strategy hosts and challenged answers).
 	Tier string
+
+	// NoRedirects returns a redirect as it came (its Location unfollowed),
+	// for a caller that judges each hop itself: a crawl job follows only
+	// the redirects that stay in its scope.
+	NoRedirects bool
+	// BeforeSend, when set, is called on the direct tier once the request
+	// has passed every gate (guard, robots.txt, breaker, the host's turn)
+	// and just before it leaves; an error stops it unsent. A crawl job
+	// records there that the page was asked for, so that a process killed
+	// at any moment never leaves it unclear whether a page was asked.
+	BeforeSend func(ctx context.Context) error
 }
 
 // Response is what came back.

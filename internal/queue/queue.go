@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 	_ "time/tzdata" // schedules name Asia/Shanghai even where the system has no zone files
 	"zhizhi/internal/config/zone"
@@ -124,6 +125,8 @@ type Queue struct {
 	drain     chan struct{}
 	// beatStop ends keepAlive, which closes beatDone.
 	beatStop, beatDone chan struct{}
+	// crawlJobs works the acquisition API's crawl jobs (RunCrawlJobs).
+	crawlJobs atomic.Pointer[CrawlJobRunner]
 }
 
 // Migrate brings River's own tables up to date on st's database. Any number
@@ -287,6 +290,7 @@ func (q *Queue) riverConfig() *river.Config {
 	river.AddWorker(workers, &crawlWorker{q: q})
 	river.AddWorker(workers, &recheckWorker{q: q})
 	river.AddWorker(workers, &tickWorker{q: q})
+	river.AddWorker(workers, &apiCrawlWorker{q: q})
 	cfg.Workers = workers
 	if cfg.Queues == nil {
 		cfg.Queues = map[string]river.QueueConfig{}
