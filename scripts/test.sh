@@ -112,17 +112,19 @@ export ZHIZHI_TEST_ARTIFACTS=${ZHIZHI_TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$ZHIZHI_TEST_ARTIFACTS"
 say "test artifacts (console screenshots) go to $ZHIZHI_TEST_ARTIFACTS"
 start=$SECONDS
-# -parallel 16: the tests that call t.Parallel (internal/cli's end-to-end
+# -parallel 48: the tests that call t.Parallel (internal/cli's end-to-end
 # tests that mostly wait, on the simulated web's polite pace and on the
-# processes they start and kill) all run at once, so their waits overlap
-# instead of adding up; every other test runs one after another as before.
-# The default (one per core) would leave most of them waiting for a slot.
+# processes they start and kill, and their per-dialect subtests) all run at
+# once, so their waits overlap instead of adding up; every other test runs
+# one after another as before. With 16 slots the longest of them (ten kills
+# per dialect) waited 50 s for a slot; the default (one per core) would leave
+# most of them waiting.
 # -p: packages run four at a time, not one per core: the long packages
 # (cli, crawl, fetch, queue, ui) spend most of their time waiting at the
 # simulated sites' polite pace, so two cores keep four of them going.
 # -timeout is per package binary, a safety net far above the slowest package.
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -p "${GOTEST_PACKAGES:-4}" -parallel 16 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+go test -count=1 -p "${GOTEST_PACKAGES:-4}" -parallel 48 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
 say "go test took $((SECONDS - start))s"
 
 # --- short fuzz passes over the code that reads hostile input -----------------

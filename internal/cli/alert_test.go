@@ -22,6 +22,7 @@ import (
 // with working webhooks only it exits 0; without alerts.yaml, or with an
 // error in it, it exits 2.
 func TestAlertTestCommand(t *testing.T) {
+	waitBound(t)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

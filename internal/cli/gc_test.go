@@ -19,6 +19,7 @@ import (
 // the data directory, with PostgreSQL in the database. The dry run only
 // counts; gc then removes the old unreferenced file and nothing else.
 func TestGCOnBothDialects(t *testing.T) {
+	waitBound(t)
 	eachDialect(t, func(t *testing.T, dir, dbURL string) {
 		ctx := context.Background()
 		st, err := store.Open(ctx, dbURL, dir)

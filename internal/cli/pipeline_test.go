@@ -175,6 +175,7 @@ func ids(lines []export.Line) map[int64]bool {
 // and together hold every ready article; the same cursor gives the same
 // rows; the filters select what they say; a bad status is a usage error.
 func TestExportCommand(t *testing.T) {
+	waitBound(t)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -534,6 +535,7 @@ func TestValidateCommand(t *testing.T) {
 // TestExtractCommand runs `zhizhi extract` on a saved page with no
 // template and reads its JSON.
 func TestExtractCommand(t *testing.T) {
+	waitBound(t)
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

@@ -333,6 +333,7 @@ func (p *tcpProxy) restore() {
 // 503 with the reason; when it is back, 200 again without a restart; then
 // SIGTERM still ends it with 0.
 func TestServeReadyzWhenDatabaseGone(t *testing.T) {
+	waitBound(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}
@@ -410,6 +411,7 @@ func healthz(addr string) (int, string, bool) {
 // once the first is gone (even killed) a new one starts; on PostgreSQL a
 // second serve starts beside the first.
 func TestServeSecondProcess(t *testing.T) {
+	waitBound(t)
 	if testing.Short() {
 		t.Skip("builds and runs the binary; skipped with -short")
 	}

@@ -25,6 +25,7 @@ import (
 // a user's role bound what it may do; a state-changing request from another
 // web site is refused.
 func TestServeConsoleAndAPI(t *testing.T) {
+	waitBound(t)
 	sw := newServeWorld(t, store.DialectSQLite)
 	keepTargets(t, sw.st, "gd_ref_wjk") // one small target: this test is about HTTP
 	run := func(stdin string, args ...string) string {

@@ -12,6 +12,7 @@ import (
 // the command line; `config sync` keeps it off and `target list` says who
 // switched it, until `target revert` gives it back to the file.
 func TestTargetDisableSurvivesSync(t *testing.T) {
+	waitBound(t)
 	bin := buildBinary(t)
 	dialects := []struct {
 		name  string

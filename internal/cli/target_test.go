@@ -81,6 +81,7 @@ func pgSchemaURL(t *testing.T) string {
 // TestTargetListBundledConfig lists what the bundled configuration declares,
 // on SQLite and PostgreSQL, the way an operator reads it after `make demo`.
 func TestTargetListBundledConfig(t *testing.T) {
+	waitBound(t)
 	bin := buildBinary(t)
 	dialects := []struct {
 		name  string
