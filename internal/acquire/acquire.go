@@ -28,7 +28,7 @@ const (
 )
 
 // Patterns are the routes Routes registers.
-var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}
+var Patterns = []string{"POST /v1/fetch", "POST /v2/scrape", renderPattern, pdfInspectPattern, pdfParsePattern}
 
 // Deps are what the API works with.
 type Deps struct {
@@ -51,6 +51,9 @@ type Deps struct {
 	// Render is the browser tier of POST /v1/render (render.go); nil:
 	// /v1/render answers 503 BROWSER_UNAVAILABLE.
 	Render *RenderTier
+	// PDFMaxBytes bounds a PDF of /v1/pdf/*, uploaded or fetched (a
+	// request's max_bytes may only lower it); 0 means DefaultPDFMaxBytes.
+	PDFMaxBytes int64
 }
 
 // Budget reserves a request's estimate against its key's daily budgets
@@ -88,13 +91,17 @@ func New(d Deps) (*API, error) {
 	return &API{d: d}, nil
 }
 
-// Routes registers POST /v1/fetch and its Firecrawl-shaped alias POST
-// /v2/scrape on mux.
+// Routes registers the API's Patterns on mux.
 func (a *API) Routes(mux *http.ServeMux) {
 	for _, p := range Patterns {
 		h := a.fetchPage
-		if p == renderPattern {
+		switch p {
+		case renderPattern:
 			h = a.renderPage
+		case pdfInspectPattern:
+			h = a.inspectPDF
+		case pdfParsePattern:
+			h = a.parsePDF
 		}
 		mux.HandleFunc(p, h)
 	}

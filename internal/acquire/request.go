@@ -49,48 +49,15 @@ var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "exclu
 // parseRequest reads and checks a request body. Its errors are a
 // *failure with code invalid_request naming the field.
 func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchRequest, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	raw, err := readObject(w, r, fields)
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, invalid("request body: more than %d bytes", maxRequestBody)
-		}
-		return nil, invalid("request body: %v", err)
-	}
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-		return nil, invalid("send the body as JSON with Content-Type: application/json")
-	}
-	if place, bad := pages.BadJSONText(body, nil); bad {
-		return nil, invalid("%s: holds a control character or invalid UTF-8; send plain text", pages.PrintablePlace(place))
-	}
-	var raw map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&raw); err != nil || raw == nil {
-		return nil, invalid("request body: one JSON object expected, such as {\"url\": \"https://www.gov.cn/\"}")
-	}
-	if dec.More() {
-		return nil, invalid("request body: one JSON object expected, more found")
-	}
-	for k := range raw {
-		if !slices.Contains(fields, k) {
-			return nil, invalid("%s: unknown field; the fields are %s", k, strings.Join(fields, ", "))
-		}
+		return nil, err
 	}
 	req := &fetchRequest{Formats: map[string]bool{FormatMarkdown: true}, OnlyMainContent: true,
 		Timeout: a.d.DefaultTimeout, MaxBytes: a.d.MaxBytes}
 
-	if err := field(raw, "url", &req.URL); err != nil {
+	if req.URL, err = requestURL(raw, "the page to fetch"); err != nil {
 		return nil, err
-	}
-	if req.URL == "" {
-		return nil, invalid("url: required, the page to fetch (http or https)")
-	}
-	if len(req.URL) > maxURLLength {
-		return nil, invalid("url: longer than %d bytes", maxURLLength)
-	}
-	// Any other scheme is the SSRF guard's to refuse, in its words.
-	if u, err := url.Parse(req.URL); err != nil || u.Scheme == "" || (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
-		return nil, invalid("url: %q is not an absolute URL (give it as https://host/path)", req.URL)
 	}
 	if f, ok := raw["formats"]; ok {
 		var list []json.RawMessage
@@ -142,6 +109,59 @@ func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchReques
 		return nil, err
 	}
 	return req, nil
+}
+
+// requestURL is the body's url, required: what names what it is (for the
+// message when it is missing).
+func requestURL(raw map[string]json.RawMessage, what string) (string, error) {
+	var s string
+	if err := field(raw, "url", &s); err != nil {
+		return "", err
+	}
+	if s == "" {
+		return "", invalid("url: required, %s (http or https)", what)
+	}
+	if len(s) > maxURLLength {
+		return "", invalid("url: longer than %d bytes", maxURLLength)
+	}
+	// Any other scheme is the SSRF guard's to refuse, in its words.
+	if u, err := url.Parse(s); err != nil || u.Scheme == "" || (u.Scheme == "http" || u.Scheme == "https") && u.Host == "" {
+		return "", invalid("url: %q is not an absolute URL (give it as https://host/path)", s)
+	}
+	return s, nil
+}
+
+// readObject reads a request body that must be one JSON object whose
+// keys are among known; an unknown key is refused by name.
+func readObject(w http.ResponseWriter, r *http.Request, known []string) (map[string]json.RawMessage, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, invalid("request body: more than %d bytes", maxRequestBody)
+		}
+		return nil, invalid("request body: %v", err)
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return nil, invalid("send the body as JSON with Content-Type: application/json")
+	}
+	if place, bad := pages.BadJSONText(body, nil); bad {
+		return nil, invalid("%s: holds a control character or invalid UTF-8; send plain text", pages.PrintablePlace(place))
+	}
+	var raw map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&raw); err != nil || raw == nil {
+		return nil, invalid("request body: one JSON object expected, such as {\"url\": \"https://www.gov.cn/\"}")
+	}
+	if dec.More() {
+		return nil, invalid("request body: one JSON object expected, more found")
+	}
+	for k := range raw {
+		if !slices.Contains(known, k) {
+			return nil, invalid("%s: unknown field; the fields are %s", k, strings.Join(known, ", "))
+		}
+	}
+	return raw, nil
 }
 
 // formatName reads a format given as a name ("markdown") or, as newer
