@@ -2,8 +2,8 @@ package acquire
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime/multipart"
 	"net"
@@ -12,15 +12,19 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
+	"zhizhi/internal/auth"
+	"zhizhi/internal/budget"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/fetch/ssrftest"
 	"zhizhi/internal/pdf"
+	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -492,4 +496,155 @@ func scans(t testing.TB, n int) []byte {
 	return out.Bytes()
 }
 
-var _ = fmt.Sprint
+// ocrKey makes an operator's acquire key with ocrPages OCR pages a day.
+func ocrKey(t *testing.T, g *guarded, ocrPages int64) (hdr []string, keyID int64) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := g.users.CreateUser(ctx, "test", "alice", "a long enough passphrase", auth.RoleOperator); err != nil {
+		t.Fatal(err)
+	}
+	secret, k, err := g.users.CreateAPIKey(ctx, "test", "alice", "reader", []string{auth.ScopeAcquire}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	setOCR(t, g, k.ID, ocrPages)
+	return []string{"Authorization", "Bearer " + secret}, k.ID
+}
+
+func setOCR(t *testing.T, g *guarded, keyID, ocrPages int64) {
+	t.Helper()
+	if err := g.b.SetLimits(context.Background(), "test", keyID, budget.Limits{
+		PerDay: budget.Cost{Requests: 20, Bytes: 1 << 30, OCRPages: ocrPages}, RequestsPerMinute: 60}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func usageOf(t *testing.T, g *guarded, keyID int64) budget.Usage {
+	t.Helper()
+	u, err := g.b.Usage(context.Background(), keyID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestPDFOCRBudget: an OCR parse holds its pages against the key's daily
+// OCR pages before tesseract runs and is charged the pages read; a key
+// with none left is answered 402 naming the budget before the site is
+// asked; a file needing more pages than are left is answered 402 saying
+// how many it needs and how many are left (an upload billed nothing, a
+// download its request and bytes); a parse without OCR still works.
+func TestPDFOCRBudget(t *testing.T) {
+	requirePDFTools(t, true)
+	storetest.ForEachDialect(t, testPDFOCRBudget)
+}
+
+func testPDFOCRBudget(t *testing.T, st *store.Store) {
+	three := scans(t, 3)
+	site := newPDFSite(t, map[string][]byte{"three-scans.pdf": three})
+	g := newGuarded(t, st, withPDFSite(site))
+	hdr, keyID := ocrKey(t, g, 1)
+	// A line of the scan's text (OCR may misread a character elsewhere).
+	truth := "为进一步推进政务公开，提高政府工作透明度"
+	if !strings.Contains(string(pdfFixture(t, "scanned-zh.txt")), truth) {
+		t.Fatalf("scanned-zh.txt no longer says %q", truth)
+	}
+
+	a := g.call(t, http.MethodPost, "/v1/pdf/parse", map[string]any{"url": pdfURL("scanned-zh.pdf"), "ocr": true}, hdr...)
+	if a.status != http.StatusOK {
+		t.Fatalf("OCR parse: %d %.500s", a.status, a.raw)
+	}
+	d := a.pdf(t)
+	if d.OCRPagesRead != 1 || len(d.OCRSkipped) != 0 || !strings.Contains(d.Pages[0].OCR, truth) || !strings.Contains(d.Text, truth) {
+		t.Errorf("read %d by OCR, skipped %v, OCR %q; want page 1 read, with %q", d.OCRPagesRead, d.OCRSkipped, d.Pages[0].OCR, truth)
+	}
+	u := usageOf(t, g, keyID)
+	if u.OCRPages.Used != 1 || u.OCRPages.Reserved != 0 || u.Requests.Used != 1 || u.Bytes.Used != d.Acquisition.Evidence.WireBytes || u.Bytes.Used == 0 {
+		t.Errorf("after one OCR page: %+v; want 1 OCR page, 1 request, its %d bytes, nothing held", u, d.Acquisition.Evidence.WireBytes)
+	}
+
+	// None left: refused before the site is asked, billed nothing.
+	asked := site.count("/pdf/scanned-zh.pdf")
+	a = g.call(t, http.MethodPost, "/v1/pdf/parse", map[string]any{"url": pdfURL("scanned-zh.pdf"), "ocr": true}, hdr...)
+	if a.status != http.StatusPaymentRequired || a.Code != CodeBudgetExceeded || !strings.Contains(a.Error, "OCR pages") {
+		t.Errorf("OCR parse with no OCR page left: %d %s; want 402 naming the OCR pages", a.status, a.raw)
+	}
+	if site.count("/pdf/scanned-zh.pdf") != asked {
+		t.Errorf("the site was asked for a parse over the OCR budget")
+	}
+	// Without OCR the text layer is still read, and the scan listed.
+	a = g.call(t, http.MethodPost, "/v1/pdf/parse", map[string]any{"url": pdfURL("scanned-zh.pdf")}, hdr...)
+	if a.status != http.StatusOK || !slices.Equal(a.pdf(t).OCRSkipped, []int{1}) {
+		t.Errorf("parse without OCR: %d %.300s", a.status, a.raw)
+	}
+	if u := usageOf(t, g, keyID); u.OCRPages.Used != 1 || u.Requests.Used != 2 {
+		t.Errorf("after the refusal and a text-only parse: %+v; want 2 requests, still 1 OCR page", u)
+	}
+
+	// One page left, three needed.
+	setOCR(t, g, keyID, 2)
+	a = uploadTo(t, g.srv.URL, "/v1/pdf/parse", "three-scans.pdf", three, map[string]string{"ocr": "true"}, hdr...)
+	if a.status != http.StatusPaymentRequired || a.Code != CodeBudgetExceeded ||
+		!strings.Contains(a.Error, "3 pages to read by OCR") || !strings.Contains(a.Error, "1 left") {
+		t.Errorf("an upload needing 3 OCR pages with 1 left: %d %s; want 402 saying 3 needed, 1 left", a.status, a.raw)
+	}
+	if u := usageOf(t, g, keyID); u.Requests.Used != 2 || u.OCRPages.Used != 1 || u.OCRPages.Reserved != 0 || u.Requests.Reserved != 0 {
+		t.Errorf("after the refused upload: %+v; want nothing billed, nothing held", u)
+	}
+	a = g.call(t, http.MethodPost, "/v1/pdf/parse", map[string]any{"url": pdfURL("three-scans.pdf"), "ocr": true}, hdr...)
+	if a.status != http.StatusPaymentRequired || a.Code != CodeBudgetExceeded || !strings.Contains(a.Error, "3 pages to read by OCR") {
+		t.Errorf("a download needing 3 OCR pages with 1 left: %d %s", a.status, a.raw)
+	}
+	if u := usageOf(t, g, keyID); u.Requests.Used != 3 || u.OCRPages.Used != 1 || u.OCRPages.Reserved != 0 || u.Bytes.Reserved != 0 {
+		t.Errorf("after the refused download: %+v; want its request billed, no OCR page, nothing held", u)
+	}
+	if n := site.count("/pdf/three-scans.pdf"); n != 1 {
+		t.Errorf("three-scans.pdf asked for %d times; want once", n)
+	}
+}
+
+// TestPDFOCRBusy: one OCR at a time on a server: of two OCR parses sent
+// together, one is read and the other refused at once with 503 OCR_BUSY
+// and Retry-After (an upload refused so is billed nothing), while a parse
+// without OCR is answered meanwhile.
+func TestPDFOCRBusy(t *testing.T) {
+	requirePDFTools(t, true)
+	g := newGuarded(t, storetest.SQLite(t))
+	hdr, keyID := ocrKey(t, g, 10)
+	scan := pdfFixture(t, "scanned-zh.pdf")
+	var wg sync.WaitGroup
+	answers := make([]*answer, 2)
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = uploadTo(t, g.srv.URL, "/v1/pdf/parse", "scan.pdf", scan, map[string]string{"ocr": "true"}, hdr...)
+		}()
+	}
+	text := uploadTo(t, g.srv.URL, "/v1/pdf/parse", "text.pdf", pdfFixture(t, "text-zh.pdf"), nil, hdr...)
+	wg.Wait()
+	if text.status != http.StatusOK {
+		t.Errorf("a parse without OCR beside the OCR: %d %.300s", text.status, text.raw)
+	}
+	var read, busy int
+	for _, a := range answers {
+		switch {
+		case a.status == http.StatusOK && a.pdf(t).OCRPagesRead == 1:
+			read++
+		case a.status == http.StatusServiceUnavailable && a.Code == CodeOCRBusy:
+			busy++
+			ra, err := strconv.Atoi(a.header.Get("Retry-After"))
+			if err != nil || ra < 1 || ra > 60 {
+				t.Errorf("Retry-After %q; want whole seconds until the OCR in progress is expected to end", a.header.Get("Retry-After"))
+			}
+		default:
+			t.Errorf("OCR parse: %d %.300s", a.status, a.raw)
+		}
+	}
+	if read != 1 || busy != 1 {
+		t.Errorf("%d read, %d refused busy; want one of each", read, busy)
+	}
+	if u := usageOf(t, g, keyID); u.Requests.Used != 2 || u.OCRPages.Used != 1 || u.OCRPages.Reserved != 0 {
+		t.Errorf("usage %+v; want the OCR parse and the text parse billed, the busy one not", u)
+	}
+}
