@@ -39,12 +39,21 @@ type fetchRequest struct {
 	Timeout         time.Duration
 	MaxAge          time.Duration
 	MaxBytes        int64
+
+	// The caller's intent, for the provider router (router.go): whether
+	// the browser may be used, whether an asynchronous answer would do,
+	// and the most browser seconds to spend (nil: no cap of its own).
+	AllowBrowser      bool
+	AllowAsync        bool
+	MaxBrowserSeconds *int64
+	intent            []string // the intent fields given, by name
 }
 
 // fields are the body's fields; anything else is refused by name, so a
 // misspelt option (or one zhizhi does not offer, such as a way past
 // robots.txt) never passes unnoticed.
-var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes", "origin"}
+var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes", "origin",
+	"allow_browser", "allow_async", "max_cost"}
 
 // parseRequest reads and checks a request body. Its errors are a
 // *failure with code invalid_request naming the field.
@@ -108,7 +117,47 @@ func (a *API) parseRequest(w http.ResponseWriter, r *http.Request) (*fetchReques
 	if err := field(raw, "origin", &origin); err != nil {
 		return nil, err
 	}
+	if err := intent(raw, req); err != nil {
+		return nil, err
+	}
 	return req, nil
+}
+
+// intent reads allow_browser, allow_async and max_cost ({"browser_seconds":
+// n}, the only cost a page's provider changes).
+func intent(raw map[string]json.RawMessage, req *fetchRequest) error {
+	for _, name := range []string{"allow_browser", "allow_async", "max_cost"} {
+		if _, ok := raw[name]; ok {
+			req.intent = append(req.intent, name)
+		}
+	}
+	if err := field(raw, "allow_browser", &req.AllowBrowser); err != nil {
+		return err
+	}
+	if err := field(raw, "allow_async", &req.AllowAsync); err != nil {
+		return err
+	}
+	mc, ok := raw["max_cost"]
+	if !ok || string(mc) == "null" {
+		return nil
+	}
+	var cost map[string]json.RawMessage
+	if err := json.Unmarshal(mc, &cost); err != nil || cost == nil {
+		return invalid("max_cost: an object expected, such as {\"browser_seconds\": 20}")
+	}
+	for k := range cost {
+		if k != "browser_seconds" {
+			return invalid("max_cost.%s: unknown; max_cost has browser_seconds (what a page may cost besides its one request and its bytes, which max_bytes bounds)", k)
+		}
+	}
+	if _, ok := cost["browser_seconds"]; ok {
+		n, err := millis(cost, "browser_seconds", 0)
+		if err != nil {
+			return invalid("max_cost.browser_seconds: a whole number from 0 expected")
+		}
+		req.MaxBrowserSeconds = &n
+	}
+	return nil
 }
 
 // requestURL is the body's url, required: what names what it is (for the
