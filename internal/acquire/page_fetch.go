@@ -112,6 +112,15 @@ func (a *API) run(ctx context.Context, req *fetchRequest, rt *route) (*page, *re
 	}
 	pg, f := a.acquire(ctx, req, rt.escalate)
 	if f != nil || pg.escalate == "" {
+		if f == nil && !pg.FromSnapshot {
+			if shell := looksLikeShell(pg.Body, pg.ContentType); shell != "" {
+				// Answered as served; the caller learns what it lacks.
+				rt.reason += "; " + shell + ", which the browser would draw"
+				if rt.whyNot != "" {
+					rt.reason += " (" + rt.whyNot + ")"
+				}
+			}
+		}
 		return pg, nil, 0, f
 	}
 	if !rt.escalate {
