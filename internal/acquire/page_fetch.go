@@ -326,8 +326,12 @@ func fetchFailure(ctx context.Context, req *fetchRequest, err error, now time.Ti
 		return &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: fetch.ErrCaptcha.Error(),
 			retryAfter: time.Hour}
 	case errors.As(err, &tooLarge):
+		limit := fmt.Sprintf("%d bytes (max_bytes)", req.MaxBytes)
+		if tooLarge.Limit < req.MaxBytes {
+			limit = fmt.Sprintf("%d bytes (the server's download limit)", tooLarge.Limit)
+		}
 		return &failure{status: http.StatusBadGateway, code: CodeTooLarge,
-			msg: fmt.Sprintf("the page is larger than %d bytes (max_bytes); nothing was kept", req.MaxBytes), wireBytes: req.MaxBytes}
+			msg: "the body is larger than " + limit + "; nothing was kept", wireBytes: min(req.MaxBytes, tooLarge.Limit)}
 	case errors.Is(err, fetch.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &failure{status: http.StatusRequestTimeout, code: CodeTimeout,
 			msg: fmt.Sprintf("no answer within %v (timeout %d ms; the host's politeness wait counts too)", req.Timeout, req.Timeout.Milliseconds())}

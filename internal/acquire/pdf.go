@@ -64,7 +64,6 @@ var (
 
 // pdfRequest is a checked PDF request: a URL to fetch, or an uploaded file.
 type pdfRequest struct {
-	parse       bool
 	URL         string
 	Upload      []byte // the file, when uploaded
 	Filename    string
@@ -206,7 +205,7 @@ func (a *API) servePDF(w http.ResponseWriter, r *http.Request, parse bool) {
 	// download, and the rest held here, or 402 naming the OCR pages.
 	var more *budget.Reservation
 	if n := min(len(rep.OCRPages), req.MaxOCRPages); req.OCR && n > 1 {
-		if more, f = a.reserveOCR(w, r, n, got.upload); f != nil {
+		if more, f = a.reserveOCR(r, n, got.upload); f != nil {
 			a.settlePDF(r, res, nil, got, f, 0)
 			a.fail(w, r, f)
 			return
@@ -244,9 +243,9 @@ func (a *API) servePDF(w http.ResponseWriter, r *http.Request, parse bool) {
 }
 
 // reserveOCR holds the OCR pages of a parse past the first (held with the
-// request), or answers 402 saying how many pages the file needs and how
-// many the key has left, and reports false.
-func (a *API) reserveOCR(w http.ResponseWriter, r *http.Request, pages int, upload bool) (*budget.Reservation, *failure) {
+// request), or fails with 402 saying how many pages the file needs and
+// how many the key has left (billed nothing for an upload).
+func (a *API) reserveOCR(r *http.Request, pages int, upload bool) (*budget.Reservation, *failure) {
 	p, ok := auth.FromContext(r.Context())
 	if a.d.Budget == nil || !ok || p.APIKeyID == 0 {
 		return nil, nil
@@ -412,7 +411,7 @@ func (a *API) parsePDFRequest(w http.ResponseWriter, r *http.Request, parse bool
 	if parse {
 		known = pdfParseFields
 	}
-	req := &pdfRequest{parse: parse, Timeout: a.d.DefaultTimeout, MaxBytes: a.pdfMaxBytes(), MaxOCRPages: DefaultMaxOCRPages}
+	req := &pdfRequest{Timeout: a.d.DefaultTimeout, MaxBytes: a.pdfMaxBytes(), MaxOCRPages: DefaultMaxOCRPages}
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if mt == "multipart/form-data" {
 		if err := a.readUpload(w, r, params["boundary"], known, req); err != nil {

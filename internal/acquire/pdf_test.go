@@ -400,6 +400,15 @@ func TestPDFByURLIsPolite(t *testing.T) {
 	if n := site.count("/private/secret.pdf"); n != 0 {
 		t.Errorf("the disallowed file was asked for %d times", n)
 	}
+
+	// The server's own download limit, under the PDF limit, is named as such.
+	small := newEnv(t, storetest.SQLite(t), withPDFSite(site), func(o *fetch.ClientOptions, d *Deps) {
+		o.Limits = fetch.Limits{MaxRawBytes: 10_000, MaxDecompressedBytes: 10_000}
+	})
+	a := small.post(t, "/v1/pdf/inspect", map[string]any{"url": pdfURL("text-zh.pdf")})
+	if a.status != http.StatusBadGateway || a.Code != CodeTooLarge || !strings.Contains(a.Error, "10000 bytes (the server's download limit)") {
+		t.Errorf("a PDF over the server's download limit: %d %s", a.status, a.raw)
+	}
 }
 
 // TestPDFSSRFTable: every target the SSRF guard refuses, given to either

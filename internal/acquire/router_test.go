@@ -100,6 +100,11 @@ func TestRouterChoosesTheProvider(t *testing.T) {
 	if !strings.Contains(*d.Markdown, art.Title) {
 		t.Errorf("direct with the cookies: not the article: %.300s", *d.Markdown)
 	}
+	// Direct tries, browser visits and their reloads: all at the host's
+	// pace, one at a time, as its own access log shows.
+	for _, v := range sim.PolitenessViolations(city, e.w.AccessLog(city), 0) {
+		t.Error(v)
+	}
 
 	// A site whose configuration fetches it with the browser.
 	e.client.SetSitePolicy(jsHost2, fetch.SitePolicy{RespectRobots: true, Strategy: model.StrategyBrowser})
