@@ -29,7 +29,7 @@ const (
 )
 
 // Patterns are the routes Routes registers.
-var Patterns = append([]string{"POST /v1/fetch", "POST /v2/scrape", renderPattern}, crawlRoutes()...)
+var Patterns = append([]string{"POST /v1/fetch", "POST /v2/scrape", renderPattern, pdfInspectPattern, pdfParsePattern}, crawlRoutes()...)
 
 // crawlRoutes are the crawl job routes under /v1 and /v2.
 func crawlRoutes() []string {
@@ -68,6 +68,9 @@ type Deps struct {
 	// CrawlPageSize is how many pages one GET of a crawl job returns at
 	// most; zero means DefaultCrawlPageSize.
 	CrawlPageSize int
+	// PDFMaxBytes bounds a PDF of /v1/pdf/*, uploaded or fetched (a
+	// request's max_bytes may only lower it); 0 means DefaultPDFMaxBytes.
+	PDFMaxBytes int64
 }
 
 // Budget reserves a request's estimate against its key's daily budgets
@@ -105,8 +108,7 @@ func New(d Deps) (*API, error) {
 	return &API{d: d}, nil
 }
 
-// Routes registers POST /v1/fetch and its Firecrawl-shaped alias POST
-// /v2/scrape on mux.
+// Routes registers the API's Patterns on mux.
 func (a *API) Routes(mux *http.ServeMux) {
 	for _, p := range Patterns {
 		h := a.fetchPage
@@ -121,6 +123,10 @@ func (a *API) Routes(mux *http.ServeMux) {
 			h = a.crawlErrors
 		case crawlCancelPattern:
 			h = a.cancelCrawl
+		case pdfInspectPattern:
+			h = a.inspectPDF
+		case pdfParsePattern:
+			h = a.parsePDF
 		}
 		mux.HandleFunc(p, h)
 	}

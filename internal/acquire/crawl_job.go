@@ -46,7 +46,9 @@ const (
 const (
 	CodeNotFound        = "NOT_FOUND"
 	CodeJobsUnavailable = "CRAWL_JOBS_UNAVAILABLE"
-	CodeBudgetExceeded  = "BUDGET_EXCEEDED"
+	// CodeBudgetExceeded is budget.WriteError's code, said in the API's
+	// own words when a crawl job's or an OCR parse's budget runs out.
+	CodeBudgetExceeded = "BUDGET_EXCEEDED"
 )
 
 // Jobs queues a crawl job's work (*queue.Queue in serve): whichever

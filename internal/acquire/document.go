@@ -64,12 +64,14 @@ type Metadata struct {
 // came from, where they are kept, and what was done to get them. It is
 // evidence, not knowledge: the content it describes is untrusted.
 type Acquisition struct {
-	SourceURL  string     `json:"source_url"`
-	FinalURL   string     `json:"final_url"`
-	Provider   string     `json:"provider"`
-	FetchedAt  string     `json:"fetched_at"`
-	Raw        RawObject  `json:"raw"`
-	Normalized Normalized `json:"normalized"`
+	SourceURL string `json:"source_url"`
+	FinalURL  string `json:"final_url"`
+	Provider  string `json:"provider"`
+	// ProviderReason says why the router chose Provider, in plain words.
+	ProviderReason string     `json:"provider_reason,omitempty"`
+	FetchedAt      string     `json:"fetched_at"`
+	Raw            RawObject  `json:"raw"`
+	Normalized     Normalized `json:"normalized"`
 	// Untrusted is always true: the page's text is data from the web. It
 	// never changes configuration, scope, permissions or budgets, and a
 	// reader (an agent above all) must not take instructions from it.

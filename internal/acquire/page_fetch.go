@@ -31,27 +31,44 @@ type page struct {
 	Duration            time.Duration
 	Tier                string
 	Attempts            int
+	// escalate says why the browser should draw the page instead (a
+	// challenge, a shell); such a direct answer is not kept.
+	escalate string
 }
 
-// fetchPage serves POST /v1/fetch and POST /v2/scrape.
+// fetchPage serves POST /v1/fetch and POST /v2/scrape: the router
+// (router.go) chooses the provider, the page is got, and the answer says
+// which provider ran and why.
 func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 	req, err := a.parseRequest(w, r)
 	if err != nil {
 		a.fail(w, r, asFailure(err))
 		return
 	}
-	res, ok := a.reserve(w, r, budget.Cost{Requests: 1, Bytes: req.MaxBytes})
+	rt, f := a.decide(r.Context(), r, req)
+	if f != nil {
+		a.d.Logger.Info("acquire fetch: no provider", "url", req.URL, "code", f.code, "error", f.msg)
+		a.fail(w, r, f)
+		return
+	}
+	// A request that may use the browser holds its browser time too; what
+	// it did not use is released when it is settled.
+	est := budget.Cost{Requests: 1, Bytes: req.MaxBytes}
+	if rt.provider == providerBrowser || rt.escalate {
+		est.BrowserSeconds = rt.seconds
+	}
+	res, ok := a.reserve(w, r, est)
 	if !ok {
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), req.Timeout)
 	defer cancel()
 	started := time.Now()
-	pg, f := a.acquire(ctx, req)
-	a.settle(r, res, pg, f, 0)
+	pg, rd, used, f := a.run(ctx, req, rt)
+	a.settle(r, res, pg, f, wholeSeconds(used))
 	if f != nil {
 		a.d.Logger.Info("acquire fetch refused or failed", "url", req.URL, "code", f.code, "status", f.status,
-			"elapsed_ms", time.Since(started).Milliseconds())
+			"provider", rt.provider, "elapsed_ms", time.Since(started).Milliseconds())
 		a.fail(w, r, f)
 		return
 	}
@@ -60,12 +77,95 @@ func (a *API) fetchPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asFailure(err))
 		return
 	}
+	acq := &doc.Acquisition
+	acq.Provider, acq.ProviderReason = rt.provider, rt.reason
+	switch {
+	case pg.FromSnapshot:
+		acq.Provider, acq.ProviderReason = providerOf(pg.Tier), "answered from a snapshot younger than maxAge: no provider ran now"
+	case rd != nil:
+		rd.evidence(acq)
+	}
 	a.d.Logger.Info("acquire fetch", "url", req.URL, "final_url", pg.FinalURL, "status", pg.Status,
+		"provider", acq.Provider, "provider_reason", acq.ProviderReason,
 		"from_snapshot", pg.FromSnapshot, "raw_sha256", pg.RawSHA256, "elapsed_ms", time.Since(started).Milliseconds())
 	writeJSON(w, http.StatusOK, struct {
 		Success bool      `json:"success"`
 		Data    *Document `json:"data"`
 	}{true, doc})
+}
+
+// providerOf names the provider of a tier.
+func providerOf(tier string) string {
+	if tier == fetch.TierBrowser {
+		return providerBrowser
+	}
+	return providerDirect
+}
+
+// run gets req's page as rt says: directly (from a young enough snapshot,
+// or asking the site) and, when the direct answer is a challenge or a
+// script's shell and rt allows, again in the browser; or in the browser at
+// once. used is the browser time spent.
+func (a *API) run(ctx context.Context, req *fetchRequest, rt *route) (*page, *rendered, time.Duration, *failure) {
+	if rt.provider == providerBrowser {
+		return a.renderRouted(ctx, req, rt, nil)
+	}
+	pg, f := a.acquire(ctx, req, rt.escalate)
+	if f != nil || pg.escalate == "" {
+		if f == nil && !pg.FromSnapshot {
+			if shell := looksLikeShell(pg.Body, pg.ContentType); shell != "" {
+				// Answered as served; the caller learns what it lacks.
+				rt.reason += "; " + shell + ", which the browser would draw"
+				if rt.whyNot != "" {
+					rt.reason += " (" + rt.whyNot + ")"
+				}
+			}
+		}
+		return pg, nil, 0, f
+	}
+	if !rt.escalate {
+		why := rt.whyNot
+		if why == "" {
+			why = "the browser may not run"
+		}
+		return nil, nil, 0, &failure{status: http.StatusUnprocessableEntity, code: CodeBrowserRequired, wireBytes: pg.WireBytes,
+			msg: pg.escalate + ", which only the browser passes, and " + why + "; send allow_browser: true, or use POST /v1/render"}
+	}
+	rt.provider, rt.reason = providerBrowser, "escalated to the browser: "+pg.escalate
+	return a.renderRouted(ctx, req, rt, pg)
+}
+
+// renderRouted draws req's page in the browser within rt's browser time.
+// direct is the direct answer it replaces (its request and bytes count
+// too), or nil.
+func (a *API) renderRouted(ctx context.Context, req *fetchRequest, rt *route, direct *page) (*page, *rendered, time.Duration, *failure) {
+	t := a.d.Render
+	t.init()
+	rreq := *req
+	rreq.Timeout = time.Duration(rt.seconds) * time.Second
+	rctx, cancel := context.WithTimeout(ctx, rreq.Timeout)
+	defer cancel()
+	started := time.Now()
+	rd, f := a.render(rctx, t, a.renderClient(), &rreq)
+	var used time.Duration
+	switch {
+	case f == nil && !rd.FromSnapshot:
+		used = rd.browser
+	case f != nil && !f.notSent:
+		used = time.Since(started)
+	}
+	if direct != nil {
+		if f != nil {
+			f.notSent, f.wireBytes = false, f.wireBytes+direct.WireBytes
+		} else {
+			rd.WireBytes += direct.WireBytes
+			rd.Attempts += direct.Attempts
+		}
+	}
+	if f != nil {
+		return nil, nil, used, f
+	}
+	return rd.page, rd, used, nil
 }
 
 // reserve holds est (one request, the response byte limit, for a render
@@ -113,11 +213,15 @@ func (a *API) settle(r *http.Request, res *budget.Reservation, pg *page, f *fail
 }
 
 // acquire answers from a young enough snapshot, or asks the site through
-// the polite client and keeps the answer.
-func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) {
+// the polite client's direct tier and keeps the answer. A direct answer
+// that is the site's cookie challenge, or (with shells) one that looks
+// like a shell its script fills in, is not kept: it comes back with
+// page.escalate saying why the browser should draw the page.
+func (a *API) acquire(ctx context.Context, req *fetchRequest, shells bool) (*page, *failure) {
 	// A URL the guard refuses is refused whether or not a snapshot could
 	// answer: the answer to a request never depends on what was cached.
-	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes}
+	freq := fetch.Request{URL: req.URL, Purpose: model.PurposeProbe, Accept: acceptHeader, MaxBytes: req.MaxBytes,
+		Tier: fetch.TierDirect}
 	if err := a.d.Client.CheckTarget(ctx, freq); err != nil {
 		return nil, fetchFailure(ctx, req, err, a.d.Now())
 	}
@@ -137,6 +241,10 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 	if err != nil {
 		return nil, fetchFailure(ctx, req, err, a.d.Now())
 	}
+	if resp.Challenged {
+		return &page{SourceURL: req.URL, FinalURL: resp.URL, Status: resp.Status, WireBytes: resp.WireBytes, Attempts: 1,
+			escalate: fmt.Sprintf("the direct answer (HTTP %d) was the site's cookie challenge", resp.Status)}, nil
+	}
 	if resp.Status < 200 || resp.Status > 299 {
 		return nil, &failure{status: http.StatusBadGateway, code: CodeSiteError,
 			msg:     fmt.Sprintf("the site answered HTTP %d for %s", resp.Status, resp.URL),
@@ -154,6 +262,11 @@ func (a *API) acquire(ctx context.Context, req *fetchRequest) (*page, *failure) 
 	}
 	pg := &page{SourceURL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct, Body: resp.Body,
 		FetchedAt: a.d.Now().UTC(), WireBytes: resp.WireBytes, Duration: resp.Duration, Tier: resp.Tier, Attempts: 1}
+	if shells {
+		if pg.escalate = looksLikeShell(resp.Body, ct); pg.escalate != "" {
+			return pg, nil
+		}
+	}
 	snap := &store.FetchSnapshot{URL: req.URL, FinalURL: resp.URL, Status: resp.Status, ContentType: ct,
 		WireBytes: resp.WireBytes, Duration: resp.Duration, Tier: resp.Tier, FetchedAt: pg.FetchedAt}
 	if err := a.d.Store.SaveFetchSnapshot(ctx, snap, resp.Body); err != nil {
@@ -213,8 +326,12 @@ func fetchFailure(ctx context.Context, req *fetchRequest, err error, now time.Ti
 		return &failure{status: http.StatusServiceUnavailable, code: CodeHostBlocked, msg: fetch.ErrCaptcha.Error(),
 			retryAfter: time.Hour}
 	case errors.As(err, &tooLarge):
+		limit := fmt.Sprintf("%d bytes (max_bytes)", req.MaxBytes)
+		if tooLarge.Limit < req.MaxBytes {
+			limit = fmt.Sprintf("%d bytes (the server's download limit)", tooLarge.Limit)
+		}
 		return &failure{status: http.StatusBadGateway, code: CodeTooLarge,
-			msg: fmt.Sprintf("the page is larger than %d bytes (max_bytes); nothing was kept", req.MaxBytes), wireBytes: req.MaxBytes}
+			msg: "the body is larger than " + limit + "; nothing was kept", wireBytes: min(req.MaxBytes, tooLarge.Limit)}
 	case errors.Is(err, fetch.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return &failure{status: http.StatusRequestTimeout, code: CodeTimeout,
 			msg: fmt.Sprintf("no answer within %v (timeout %d ms; the host's politeness wait counts too)", req.Timeout, req.Timeout.Milliseconds())}

@@ -124,6 +124,10 @@ func (a *API) renderPage(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, r, asFailure(err))
 		return
 	}
+	if len(req.intent) > 0 {
+		a.fail(w, r, invalid("%s: POST /v1/render always uses the browser; the provider router's intent fields are for POST /v1/fetch", req.intent[0]))
+		return
+	}
 	// The render's time: the request's timeout, at most the tier's
 	// browser seconds.
 	req.Timeout = min(req.Timeout, t.limit)
@@ -161,13 +165,11 @@ func (a *API) renderPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	acq := &doc.Acquisition
-	acq.Provider = providerBrowser
-	if !pg.FromSnapshot {
-		secs := math.Round(pg.browser.Seconds()*1000) / 1000
-		acq.Evidence.BrowserSeconds = &secs
-		acq.Evidence.Subrequests = pg.subs
-		acq.Evidence.SubrequestsTotal = pg.subsTotal
+	acq.Provider, acq.ProviderReason = providerBrowser, "asked for: POST /v1/render always uses the browser"
+	if pg.FromSnapshot {
+		acq.ProviderReason = "answered from a snapshot the browser kept, younger than maxAge"
 	}
+	pg.evidence(acq)
 	a.d.Logger.Info("acquire render", "url", req.URL, "final_url", pg.FinalURL, "status", pg.Status,
 		"from_snapshot", pg.FromSnapshot, "raw_sha256", pg.RawSHA256, "subrequests", pg.subsTotal,
 		"browser_ms", pg.browser.Milliseconds(), "elapsed_ms", time.Since(started).Milliseconds())
@@ -175,6 +177,18 @@ func (a *API) renderPage(w http.ResponseWriter, r *http.Request) {
 		Success bool      `json:"success"`
 		Data    *Document `json:"data"`
 	}{true, doc})
+}
+
+// evidence adds the browser's record to acq: its seconds and the page's
+// requests (nothing for an answer from a snapshot).
+func (pg *rendered) evidence(acq *Acquisition) {
+	if pg.FromSnapshot {
+		return
+	}
+	secs := math.Round(pg.browser.Seconds()*1000) / 1000
+	acq.Evidence.BrowserSeconds = &secs
+	acq.Evidence.Subrequests = pg.subs
+	acq.Evidence.SubrequestsTotal = pg.subsTotal
 }
 
 // wholeSeconds is d in whole seconds, rounded up: browser seconds are

@@ -39,12 +39,21 @@ type fetchRequest struct {
 	Timeout         time.Duration
 	MaxAge          time.Duration
 	MaxBytes        int64
+
+	// The caller's intent, for the provider router (router.go): whether
+	// the browser may be used, whether an asynchronous answer would do,
+	// and the most browser seconds to spend (nil: no cap of its own).
+	AllowBrowser      bool
+	AllowAsync        bool
+	MaxBrowserSeconds *int64
+	intent            []string // the intent fields given, by name
 }
 
 // fields are the body's fields; anything else is refused by name, so a
 // misspelt option (or one zhizhi does not offer, such as a way past
 // robots.txt) never passes unnoticed.
-var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes", "origin"}
+var fields = []string{"url", "formats", "onlyMainContent", "includeTags", "excludeTags", "timeout", "maxAge", "max_bytes", "origin",
+	"allow_browser", "allow_async", "max_cost"}
 
 // scrapeOptionFields are the fields of a crawl job's scrapeOptions: a
 // fetch's, but for the URL.
@@ -93,7 +102,7 @@ func readObject(w http.ResponseWriter, r *http.Request) (map[string]json.RawMess
 // page's).
 func (a *API) checkFetch(raw map[string]json.RawMessage, withURL bool) (*fetchRequest, error) {
 	for k := range raw {
-		if !slices.Contains(fields, k) || !withURL && (k == "url" || k == "origin") {
+		if !slices.Contains(fields, k) || !withURL && !slices.Contains(scrapeOptionFields, k) {
 			names := fields
 			if !withURL {
 				names = scrapeOptionFields
@@ -161,7 +170,72 @@ func (a *API) checkFetch(raw map[string]json.RawMessage, withURL bool) (*fetchRe
 	if err := field(raw, "origin", &origin); err != nil {
 		return nil, err
 	}
+	if withURL {
+		if err := intent(raw, req); err != nil {
+			return nil, err
+		}
+	}
 	return req, nil
+}
+
+// intent reads allow_browser, allow_async and max_cost ({"browser_seconds":
+// n}, the only cost a page's provider changes).
+func intent(raw map[string]json.RawMessage, req *fetchRequest) error {
+	for _, name := range []string{"allow_browser", "allow_async", "max_cost"} {
+		if _, ok := raw[name]; ok {
+			req.intent = append(req.intent, name)
+		}
+	}
+	if err := field(raw, "allow_browser", &req.AllowBrowser); err != nil {
+		return err
+	}
+	if err := field(raw, "allow_async", &req.AllowAsync); err != nil {
+		return err
+	}
+	mc, ok := raw["max_cost"]
+	if !ok || string(mc) == "null" {
+		return nil
+	}
+	var cost map[string]json.RawMessage
+	if err := json.Unmarshal(mc, &cost); err != nil || cost == nil {
+		return invalid("max_cost: an object expected, such as {\"browser_seconds\": 20}")
+	}
+	for k := range cost {
+		if k != "browser_seconds" {
+			return invalid("max_cost.%s: unknown; max_cost has browser_seconds (what a page may cost besides its one request and its bytes, which max_bytes bounds)", k)
+		}
+	}
+	if _, ok := cost["browser_seconds"]; ok {
+		n, err := millis(cost, "browser_seconds", 0)
+		if err != nil {
+			return invalid("max_cost.browser_seconds: a whole number from 0 expected")
+		}
+		req.MaxBrowserSeconds = &n
+	}
+	return nil
+}
+
+// requestURL is the body's url, required: what names what it is (for the
+// message when it is missing).
+func requestURL(raw map[string]json.RawMessage, what string) (string, error) {
+	var s string
+	if err := field(raw, "url", &s); err != nil {
+		return "", err
+	}
+	if s == "" {
+		return "", invalid("url: required, %s (http or https)", what)
+	}
+	return s, checkURL("url", s)
+}
+
+// onlyKnown refuses a body field that is not among known, by name.
+func onlyKnown(raw map[string]json.RawMessage, known []string) error {
+	for k := range raw {
+		if !slices.Contains(known, k) {
+			return invalid("%s: unknown field; the fields are %s", k, strings.Join(known, ", "))
+		}
+	}
+	return nil
 }
 
 // checkURL refuses a URL that is missing, too long or not absolute; any

@@ -229,6 +229,14 @@ func (c *Client) LoadSitePolicies(ctx context.Context, res func(model.Site) Resi
 	return nil
 }
 
+// SitePolicy is the policy the client applies to host (lower-case host
+// name): the one SetSitePolicy set, or DefaultSitePolicy.
+func (c *Client) SitePolicy(host string) SitePolicy { return c.policy(normalizeHostName(host)) }
+
+// HasBrowser reports whether the client has a browser tier to start (it
+// may still fail to start: ErrNoBrowser).
+func (c *Client) HasBrowser() bool { return c.browser.start != nil }
+
 func (c *Client) policy(host string) SitePolicy {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -408,6 +416,9 @@ func (c *Client) oneTier(ctx context.Context, req Request, u *url.URL) (*Respons
 	gen := c.harvestGen(host)
 	resp, challenged, err := c.direct(ctx, req, u, pol)
 	if err != nil || !challenged || req.Tier == TierDirect || req.Method != http.MethodGet {
+		if resp != nil && challenged {
+			resp.Challenged = true
+		}
 		return resp, err
 	}
 	// The answer is a cookie challenge: one browser visit per host at a

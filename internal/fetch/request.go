@@ -63,9 +63,13 @@ type Response struct {
 	Body        []byte // content-decoded bytes as served (charset untouched)
 	NotModified bool   // 304 to a conditional request
 	Truncated   bool   // a head read stopped at MaxBytes
-	Tier        string // TierDirect or TierBrowser: the tier actually used
-	WireBytes   int64  // bytes on the wire
-	Duration    time.Duration
+	// Challenged: the answer is the site's cookie challenge (its
+	// resilience rules say so), returned as it is because the request
+	// forced the direct tier; it is not the page.
+	Challenged bool
+	Tier       string // TierDirect or TierBrowser: the tier actually used
+	WireBytes  int64  // bytes on the wire
+	Duration   time.Duration
 	// Subrequests are, on the browser tier, every request the page made
 	// or was refused, in the order Chromium started them (the page's own
 	// document first); nil on the direct tier.

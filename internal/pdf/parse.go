@@ -39,6 +39,9 @@ type Options struct {
 	// TempDir holds the file and the page images while Parse runs
 	// (default os.TempDir()); everything is removed before Parse returns.
 	TempDir string
+	// Report is what Inspect said of the same data, for a caller that
+	// inspected it first (to meter its OCR pages); nil: Parse inspects.
+	Report *Report
 }
 
 // Result is a file's text, page by page.
@@ -140,9 +143,12 @@ func acquireOCRWait(ctx context.Context, pages int, wait bool) (release func(), 
 func Parse(ctx context.Context, data []byte, opts Options) (*Result, error) {
 	lim := opts.Limits.withDefaults()
 	tools := opts.Tools.withDefaults()
-	rep, err := Inspect(ctx, data, lim)
-	if err != nil {
-		return nil, err
+	rep := opts.Report
+	var err error
+	if rep == nil {
+		if rep, err = Inspect(ctx, data, lim); err != nil {
+			return nil, err
+		}
 	}
 	res := &Result{Report: rep, Skipped: []int{}, Runs: []ToolRun{}}
 
