@@ -42,7 +42,7 @@ const studioHostile = `<!DOCTYPE html><html lang="zh-CN"><head><meta charset="ut
 
 // studioSite serves the test portal: the notice, the hostile page, a
 // page robots.txt disallows, and /list/ pages linking on (for crawls),
-// with /slow.html held until release is closed.
+// with /slow/hang.html held until release is closed.
 type studioSite struct {
 	addr    string
 	release chan struct{}
@@ -90,8 +90,8 @@ func (s *studioSite) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		html(list(b.String()))
 	case "/slow/":
-		html(list(`<a href="/slow.html">慢页面</a> <a href="/list/1.html">第1篇</a>`))
-	case "/slow.html":
+		html(list(`<a href="/slow/hang.html">慢页面</a> <a href="/slow/1.html">第1篇</a>`))
+	case "/slow/hang.html":
 		select {
 		case <-s.release:
 		case <-r.Context().Done():
