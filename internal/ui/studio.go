@@ -289,7 +289,8 @@ func (f studioForm) formats() []string {
 // polled while it runs.
 func (c *console) studioCrawlShow(w http.ResponseWriter, r *http.Request) {
 	if c.acquire == nil {
-		c.renderStudio(w, r, http.StatusServiceUnavailable, c.studioView(studioForm{Mode: "crawl"}))
+		// A page to read, saying the Studio is off here.
+		c.renderStudio(w, r, http.StatusOK, c.studioView(studioForm{Mode: "crawl"}))
 		return
 	}
 	cr, fail, err := c.loadStudioCrawl(r, r.PathValue("id"))
