@@ -33,6 +33,9 @@ type consoleDeps struct {
 	// configDir is read by the console to show the sites' files.
 	configDir string
 	log       *slog.Logger
+	// acquire is the acquisition API as mounted on /v1/, which the
+	// console's Studio calls in-process; nil when serve has none.
+	acquire http.Handler
 }
 
 // mountConsole adds the admin console (/admin/) and the REST API
@@ -64,7 +67,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 		}}))
 	console, err := ui.New(ui.Options{Store: st, Sessions: d.sessions, Jobs: d.q, ConfigDir: d.configDir, Log: d.log,
 		Targets: targets, Cards: review.Grade, Location: d.loc,
-		Onboard: onboardWizard(d.client, d.live)})
+		Onboard: onboardWizard(d.client, d.live), Acquire: d.acquire})
 	if err != nil {
 		return fmt.Errorf("admin console: %w", err)
 	}

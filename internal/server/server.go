@@ -321,10 +321,7 @@ func Run(ctx context.Context, cfg Config) error {
 	mux := probeMux(st, &ready, live.Failure)
 	mux.Handle("GET /metrics", m.Handler())
 	sessions := auth.New(st, auth.Options{CookieSecure: cfg.SecureCookies, ClientIPHeader: cfg.ClientIPHeader})
-	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, sessions: sessions,
-		loc: cfg.Location, configDir: cfg.ConfigDir, log: log}); err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
+	var acquireAPI http.Handler
 	if cfg.Acquire != nil {
 		h, err := cfg.Acquire(Deps{Store: st, Queue: q, Fetch: client, Config: live, Auth: sessions, Metrics: m,
 			Location: cfg.Location, Logger: log})
@@ -333,6 +330,11 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		mux.Handle("/v1/", h)
 		mux.Handle("/v2/", h)
+		acquireAPI = h
+	}
+	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, sessions: sessions,
+		loc: cfg.Location, configDir: cfg.ConfigDir, log: log, acquire: acquireAPI}); err != nil {
+		return fmt.Errorf("serve: %w", err)
 	}
 	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: log, Location: cfg.Location})
 	if err != nil {

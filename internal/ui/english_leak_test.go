@@ -186,14 +186,16 @@ func leakWorld(t *testing.T, st *store.Store) (*wizardWorld, map[string]string) 
 		t.Fatalf("departments: %v (%d)", err, len(depts))
 	}
 	return ww, map[string]string{
-		"sites/{code}":         "qingyuan",
-		"targets/{code}":       "qingyuan_qyfgw_14011",
-		"adapters/{id}":        "gkmlpt",
-		"articles/{id}":        fmt.Sprint(arts[artFGW]),
-		"cards/{id}":           fmt.Sprint(cards[cardYellow]),
-		"takedowns/{id}":       fmt.Sprint(k.ID),
-		"departments/{id}":     "37",
-		"onboard/{id}":         strings.TrimPrefix(run, Prefix+"/onboard/"),
+		"sites/{code}":     "qingyuan",
+		"targets/{code}":   "qingyuan_qyfgw_14011",
+		"adapters/{id}":    "gkmlpt",
+		"articles/{id}":    fmt.Sprint(arts[artFGW]),
+		"cards/{id}":       fmt.Sprint(cards[cardYellow]),
+		"takedowns/{id}":   fmt.Sprint(k.ID),
+		"departments/{id}": "37",
+		"onboard/{id}":     strings.TrimPrefix(run, Prefix+"/onboard/"),
+		// Without an acquisition API a crawl job's page says the Studio is off.
+		"studio/crawl/{id}":    "none",
 		"onboard/departments?": "field=dept-0-0-local&q=" + url.QueryEscape("发展"),
 	}
 }

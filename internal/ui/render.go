@@ -39,6 +39,7 @@ var nav = []navGroup{
 		{Key: "departments", Label: "部门", Href: Prefix + "/departments"},
 		{Key: "catalog", Label: "栏目目录", Href: Prefix + "/catalog"},
 		{Key: "wizard", Label: "批量接入向导", Href: Prefix + "/onboard"},
+		{Key: "studio", Label: "工作台", Href: Prefix + "/studio"},
 		{Key: "adapters", Label: "CMS 适配器", Href: Prefix + "/adapters"},
 	}},
 	{"数据", []navItem{

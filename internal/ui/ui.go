@@ -66,6 +66,10 @@ type Options struct {
 	// Location is the zone the pages show times in (ZHIZHI_TIMEZONE when
 	// nil).
 	Location *time.Location
+	// Acquire is the acquisition API as serve mounts it on /v1/, which
+	// the Studio (工作台) calls in-process as the signed-in operator. Nil:
+	// the Studio says the API is not served here.
+	Acquire http.Handler
 }
 
 // console holds the dependencies every page handler shares.
@@ -83,6 +87,7 @@ type console struct {
 	targets   *target.Service
 	cards     CardGrader
 	fields    *formTexts
+	acquire   http.Handler
 }
 
 // New builds the console handler; it fails when a template does not parse.
@@ -95,7 +100,7 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		onboard: opts.Onboard, log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards}
+		onboard: opts.Onboard, log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards, acquire: opts.Acquire}
 	if c.loc == nil {
 		c.loc = zone.Display()
 	}
@@ -150,6 +155,11 @@ func (c *console) routes() http.Handler {
 	mux.Handle("POST "+Prefix+"/onboard/{id}/cancel", c.require(o, c.onboardCancel))
 	mux.Handle("GET "+Prefix+"/onboard/{id}/preview", c.require(o, c.onboardPreview))
 	mux.Handle("GET "+Prefix+"/onboard/{id}/drafts.zip", c.require(o, c.onboardDownload))
+	mux.Handle("GET "+Prefix+"/studio", c.require(o, c.studioShow))
+	mux.Handle("POST "+Prefix+"/studio", c.require(o, c.studioRun))
+	mux.Handle("GET "+Prefix+"/studio/crawl/{id}", c.require(o, c.studioCrawlShow))
+	mux.Handle("GET "+Prefix+"/studio/crawl/{id}/progress", c.require(o, c.studioCrawlProgress))
+	mux.Handle("POST "+Prefix+"/studio/crawl/{id}/cancel", c.require(o, c.studioCrawlCancel))
 	mux.Handle("GET "+Prefix+"/crawl-logs", c.require(v, c.crawlLogList))
 	mux.Handle("GET "+Prefix+"/articles", c.require(v, c.articleList))
 	mux.Handle("GET "+Prefix+"/articles/{id}", c.require(v, c.articleShow))
