@@ -205,10 +205,20 @@ func (c *console) funcs() template.FuncMap {
 			}
 			return c.fmtTime(*t)
 		},
-		"ago":      c.ago,
-		"yesNo":    func(b bool) string { return map[bool]string{true: "是", false: "否"}[b] },
-		"prettyJS": prettyJSON,
-		"join":     strings.Join,
+		// timeText shows a machine time (RFC 3339, as the acquisition
+		// API answers) on the console's clock face.
+		"timeText": func(s string) string {
+			t, err := time.Parse(time.RFC3339Nano, s)
+			if err != nil {
+				return s
+			}
+			return c.fmtTime(t)
+		},
+		"robotsWord": robotsWord,
+		"ago":        c.ago,
+		"yesNo":      func(b bool) string { return map[bool]string{true: "是", false: "否"}[b] },
+		"prettyJS":   prettyJSON,
+		"join":       strings.Join,
 		"deref": func(p *int64) string {
 			if p == nil {
 				return "—"

@@ -524,3 +524,18 @@ func (a *answer) Write(p []byte) (int, error) {
 	}
 	return a.body.Write(p)
 }
+
+// robotsWord says the acquisition evidence's robots.txt decision in the
+// console's words.
+func robotsWord(decision string) string {
+	switch decision {
+	case "allowed":
+		return "允许抓取"
+	case "":
+		return "—"
+	}
+	if strings.HasPrefix(decision, "not asked") {
+		return "未询问网站（取自已存快照）"
+	}
+	return decision
+}

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -83,6 +85,14 @@ func (s *studioSite) serve(w http.ResponseWriter, r *http.Request) {
 		html(studioHostile)
 	case "/private/a.html":
 		html(studioArticle)
+	case "/notice.pdf":
+		b, err := os.ReadFile(filepath.Join("..", "pdf", "testdata", "text-zh.pdf"))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/pdf")
+		w.Write(b)
 	case "/list/":
 		var b strings.Builder
 		for i := range 8 {
@@ -224,7 +234,9 @@ func TestStudioAnswers(t *testing.T) {
 		not  []string
 	}{
 		{"notice", studioAsk("http://"+studioHost+"/article.html", "fetch"),
-			[]string{"开展2026年春季义务植树活动", "清林〔2026〕3号", "清远市林业局", sum(studioArticle), "控制台会话不计入配额", "直接请求"}, nil},
+			[]string{"开展2026年春季义务植树活动", "清林〔2026〕3号", "清远市林业局", sum(studioArticle), "控制台会话不计入配额", "直接请求", "允许抓取"},
+			// The fetch time on the console's clock face, not the API's UTC.
+			[]string{">allowed<", "Z</", ":00Z"}},
 		{"hostile page as text", studioAsk("http://"+studioHost+"/hostile.html", "fetch", "raw_html", "1"),
 			// The Markdown writes the page's "<" as "&lt;"; the console shows
 			// those characters, and the raw source, as text.
@@ -236,8 +248,10 @@ func TestStudioAnswers(t *testing.T) {
 			[]string{"该地址被安全防护拒绝", "内网"}, nil},
 		{"no browser", studioAsk("http://"+studioHost+"/article.html", "render"),
 			[]string{"服务器上没有可用的浏览器", "安装"}, nil},
-		{"pdf not here yet", studioAsk("http://"+studioHost+"/a.pdf", "pdf"),
-			[]string{"此功能尚未启用"}, nil},
+		{"pdf parse", studioAsk("http://"+studioHost+"/notice.pdf", "pdf", "pdf_action", "parse"),
+			[]string{"解析结果", "市人民政府办公厅关于印发二〇二六年政务公开工作要点的通知", "允许抓取"}, []string{"此功能尚未启用"}},
+		{"pdf inspect", studioAsk("http://"+studioHost+"/notice.pdf", "pdf"),
+			[]string{"检查结果", "页数"}, []string{"此功能尚未启用"}},
 		{"not a web address", studioAsk("file:///etc/passwd", "fetch"),
 			[]string{"请填写以 http:// 或 https:// 开头的完整网址"}, nil},
 		{"crawl limit over the Studio's", studioAsk("http://"+studioHost+"/list/", "crawl", "limit", "500"),
