@@ -135,7 +135,9 @@ func (s *Store) CrawlJob(ctx context.Context, id string) (*CrawlJob, error) {
 // scraping). What an earlier attempt left half done is settled first: a
 // page claimed but not sent goes back to the queue; a page whose request
 // left but whose answer was never stored is failed with interrupted as
-// its error, and is never asked again. It returns how many were failed so.
+// its error, and is never asked again. Such a page gave the user nothing,
+// so it no longer counts against the job's limit: the job asks for
+// another page in its place. It returns how many were failed so.
 func (s *Store) BeginCrawlJobAttempt(ctx context.Context, id, interrupted string) (attempt, lost int, err error) {
 	now := s.now()
 	err = s.WithTx(ctx, func(tx *Tx) error {
@@ -162,7 +164,11 @@ func (s *Store) BeginCrawlJobAttempt(ctx context.Context, id, interrupted string
 		}
 		n, _ := res.RowsAffected()
 		lost = int(n)
-		return nil
+		if lost == 0 {
+			return nil
+		}
+		_, err = tx.c.exec(ctx, `UPDATE crawl_job SET asked = asked - ? WHERE id = ?`, lost, id)
+		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("begin crawl job %s: %w", id, err)
@@ -254,7 +260,10 @@ func (s *Store) ClaimCrawlPage(ctx context.Context, id string, attempt int) (*Cr
 
 // MarkCrawlPageSent records, before its request leaves, that page url of
 // job id is asked of its site: it counts against the job's limit from now
-// on and is never asked again, whatever happens to this process.
+// on (unless its answer is lost with this process: see
+// BeginCrawlJobAttempt) and is never asked again, whatever happens to this
+// process. Counted in the same transaction as the job's row is fenced, so
+// two processes can never both take the last slot under the limit.
 func (s *Store) MarkCrawlPageSent(ctx context.Context, id string, attempt int, url string) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
 		j, err := fenceCrawlJob(ctx, tx.c, id, attempt)
