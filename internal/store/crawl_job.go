@@ -210,7 +210,13 @@ func (s *Store) MarkCrawlJobStarted(ctx context.Context, id string, attempt int,
 	})
 }
 
-// queueCrawlLinks adds the links not in job id's frontier yet, in order.
+// MaxCrawlFrontier bounds the URLs one crawl job keeps (asked or waiting,
+// its start URL included): the links found beyond it are not kept, so a
+// site with endless links (a calendar, a search) cannot fill the database.
+const MaxCrawlFrontier = 10000
+
+// queueCrawlLinks adds the links not in job id's frontier yet, in order,
+// while the frontier holds fewer than MaxCrawlFrontier URLs.
 func (t *Tx) queueCrawlLinks(ctx context.Context, id string, links []CrawlLink) error {
 	if len(links) == 0 {
 		return nil
@@ -219,11 +225,22 @@ func (t *Tx) queueCrawlLinks(ctx context.Context, id string, links []CrawlLink) 
 	if err := t.c.queryRow(ctx, `SELECT next_seq FROM crawl_job WHERE id = ?`, id).Scan(&next); err != nil {
 		return err
 	}
+	var kept int
+	if err := t.c.queryRow(ctx, `SELECT count(*) FROM crawl_job_page WHERE job_id = ?`, id).Scan(&kept); err != nil {
+		return err
+	}
 	now := t.s.ts(t.s.now())
 	for _, l := range links {
-		if _, err := t.c.exec(ctx, `INSERT INTO crawl_job_page (job_id, url, seq, depth, state, updated_at)
-			VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT (job_id, url) DO NOTHING`, id, l.URL, next, l.Depth, now); err != nil {
+		if kept >= MaxCrawlFrontier {
+			break
+		}
+		res, err := t.c.exec(ctx, `INSERT INTO crawl_job_page (job_id, url, seq, depth, state, updated_at)
+			VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT (job_id, url) DO NOTHING`, id, l.URL, next, l.Depth, now)
+		if err != nil {
 			return fmt.Errorf("queue %s: %w", l.URL, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			kept++
 		}
 		next++
 	}
@@ -412,4 +429,27 @@ func scanCrawlPages(rows *sql.Rows, id string) ([]CrawlPage, error) {
 		return nil, fmt.Errorf("pages of crawl job %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// DeleteExpiredCrawlJobs deletes the crawl jobs that ended and whose
+// results expired before now, with their pages, and returns how many. A
+// job still scraping is kept whatever its age.
+func (s *Store) DeleteExpiredCrawlJobs(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.WithTx(ctx, func(tx *Tx) error {
+		const expired = `SELECT id FROM crawl_job WHERE state <> 'scraping' AND expires_at <= ?`
+		if _, err := tx.c.exec(ctx, `DELETE FROM crawl_job_page WHERE job_id IN (`+expired+`)`, s.ts(now)); err != nil {
+			return err
+		}
+		res, err := tx.c.exec(ctx, `DELETE FROM crawl_job WHERE state <> 'scraping' AND expires_at <= ?`, s.ts(now))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete expired crawl jobs: %w", err)
+	}
+	return int(n), nil
 }
