@@ -92,3 +92,78 @@ func TestDeleteExpiredCrawlJobs(t *testing.T) {
 		}
 	})
 }
+
+// TestCrawlJobLimitUnderRace: workers racing on one job — the current
+// attempt's and a stale one's, many at once — never get more pages sent
+// than the job's limit, and a page lost in a kill frees its slot for one
+// more, on both dialects.
+func TestCrawlJobLimitUnderRace(t *testing.T) {
+	storetest.ForEachDialect(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		now := time.Now()
+		const limit = 3
+		j := &store.CrawlJob{ID: "00000000-0000-0000-0000-000000000009", Owner: "user:1", URL: "http://www.gd.gov.test/",
+			Options: "{}", Limit: limit, Created: now, Expires: now.Add(24 * time.Hour)}
+		if err := st.CreateCrawlJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		stale, _, err := st.BeginCrawlJobAttempt(ctx, j.ID, "lost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var links []store.CrawlLink
+		for i := range 20 {
+			links = append(links, store.CrawlLink{URL: fmt.Sprintf("http://www.gd.gov.test/p/%d.html", i), Depth: 1})
+		}
+		if err := st.MarkCrawlJobStarted(ctx, j.ID, stale, links, 0); err != nil {
+			t.Fatal(err)
+		}
+		cur, _, err := st.BeginCrawlJobAttempt(ctx, j.ID, "lost")
+		if err != nil {
+			t.Fatal(err)
+		}
+		race := func() int {
+			sent := make(chan string, 40)
+			done := make(chan struct{})
+			for w := range 8 {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					attempt := cur
+					if w%2 == 1 {
+						attempt = stale
+					}
+					for range 5 {
+						_, pg, err := st.ClaimCrawlPage(ctx, j.ID, attempt)
+						if err != nil {
+							continue
+						}
+						if st.MarkCrawlPageSent(ctx, j.ID, attempt, pg.URL) == nil {
+							sent <- pg.URL
+						}
+					}
+				}()
+			}
+			for range 8 {
+				<-done
+			}
+			close(sent)
+			n := 0
+			for range sent {
+				n++
+			}
+			return n
+		}
+		if n := race(); n != limit {
+			t.Fatalf("%d pages sent under a limit of %d", n, limit)
+		}
+		// A kill: the next attempt finds the three sent and unanswered,
+		// frees their slots, and may send three more — no more.
+		cur, lost, err := st.BeginCrawlJobAttempt(ctx, j.ID, "lost")
+		if err != nil || lost != limit {
+			t.Fatalf("lost %d, %v", lost, err)
+		}
+		if n := race(); n != limit {
+			t.Errorf("%d pages sent after the kill under a limit of %d", n, limit)
+		}
+	})
+}
