@@ -25,7 +25,7 @@ const (
 
 // interrupted is the error of a page whose request left while its answer
 // was lost with the process that sent it.
-const interrupted = "the process working this job stopped while the page was being fetched; it is not asked for again, so that no page is fetched twice"
+const interrupted = "the process working this job stopped while the page was being fetched; it is not asked for again, so that no page is fetched twice, and another page is asked for in its place"
 
 // maxSitemapURLs bounds what one sitemap adds to a job's frontier.
 const maxSitemapURLs = 10000
@@ -40,7 +40,10 @@ const maxSitemapURLs = 10000
 // host's bucket and one request in flight per host, the byte and time
 // limits, crawl_log. Each is recorded as asked before its request leaves,
 // so that whatever happens to this process no page is asked twice and the
-// job never asks more than its limit.
+// job never answers with more than its limit of pages. A page whose answer
+// was lost with a killed process does not count against the limit: the
+// job asks for another in its place, so it still ends with its limit of
+// pages (its site then sees one request more for each such page).
 func (a *API) RunCrawlJob(ctx context.Context, id string, stop <-chan struct{}) (finished bool, err error) {
 	st := a.d.Store
 	attempt, lost, err := st.BeginCrawlJobAttempt(ctx, id, interrupted)

@@ -26,7 +26,9 @@ collects the files an older zhizhi left under this machine's blobs/. Files
 stored (or stored again) within the grace period stay, because a crawl that
 is running writes its files just before the rows that refer to them; the leftovers of
 interrupted writes (.tmp-*) older than the grace period go too. Run it while
-no crawl is running to be safe, or keep the default grace.
+no crawl is running to be safe, or keep the default grace. gc also deletes the
+acquisition API's crawl jobs that ended and whose results expired (24 hours
+after their start), with their pages (not with --dry-run).
 
 Exit codes: 0 done, 1 the database or the data directory could not be read
 while collecting, 2 usage error or no zhizhi database.`,
@@ -41,6 +43,15 @@ while collecting, 2 usage error or no zhizhi database.`,
 				return err
 			}
 			defer st.Close()
+			// Crawl jobs of the acquisition API whose results expired
+			// (24 hours after their start) are answered 404 already;
+			// their rows and documents go now.
+			jobs := 0
+			if !dryRun {
+				if jobs, err = st.DeleteExpiredCrawlJobs(ctx, time.Now()); err != nil {
+					return exitCode(1, "gc: "+err.Error())
+				}
+			}
 			refs, err := st.BlobRefs(ctx)
 			if err != nil {
 				return exitCode(1, "gc: "+err.Error())
@@ -55,6 +66,9 @@ while collecting, 2 usage error or no zhizhi database.`,
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "gc: %d files in use kept; %s %d unreferenced files (%s) and %d interrupted writes; %d unreferenced files younger than %s kept\n",
 				res.Kept, verb, res.Removed, crawl.HumanBytes(res.RemovedBytes), res.Temporary, res.Young, grace)
+			if jobs > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "gc: removed %d expired crawl jobs of the acquisition API\n", jobs)
+			}
 			return nil
 		},
 	}

@@ -17,7 +17,8 @@ import (
 // database with a stored page an article refers to, an unreferenced file
 // stored two hours ago and one stored just now: with SQLite the files are in
 // the data directory, with PostgreSQL in the database. The dry run only
-// counts; gc then removes the old unreferenced file and nothing else.
+// counts; gc then removes the old unreferenced file and nothing else, and
+// deletes the acquisition API's crawl job whose results expired.
 func TestGCOnBothDialects(t *testing.T) {
 	waitBound(t)
 	eachDialect(t, func(t *testing.T, dir, dbURL string) {
@@ -56,6 +57,21 @@ func TestGCOnBothDialects(t *testing.T) {
 			}
 		}
 
+		// Two ended crawl jobs of the acquisition API: one whose results
+		// expired an hour ago, one whose results are still kept.
+		jobs := map[string]time.Time{"00000000-0000-0000-0000-00000000e001": now.Add(-time.Hour),
+			"00000000-0000-0000-0000-00000000e002": now.Add(time.Hour)}
+		for id, expires := range jobs {
+			j := &store.CrawlJob{ID: id, Owner: "user:1", URL: "http://www.gd.gov.test/", Options: "{}", Limit: 5,
+				Created: expires.Add(-24 * time.Hour), Expires: expires}
+			if err := st.CreateCrawlJob(ctx, j); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := st.CancelCrawlJob(ctx, id); err != nil {
+				t.Fatal(err)
+			}
+		}
+
 		env := []string{"ZHIZHI_DATABASE_URL=" + dbURL, "ZHIZHI_DATA_DIR=" + dir}
 		dry := runZhizhi(t, env, "gc", "--dry-run")
 		if dry.code != 0 {
@@ -75,6 +91,15 @@ func TestGCOnBothDialects(t *testing.T) {
 		res := runZhizhi(t, env, "gc")
 		if res.code != 0 {
 			t.Fatalf("gc exited %d: %s%s", res.code, res.stdout, res.stderr)
+		}
+		if !strings.Contains(res.stdout, "removed 1 expired crawl jobs") {
+			t.Errorf("gc said %q, want it to remove 1 expired crawl job", res.stdout)
+		}
+		for id, expires := range jobs {
+			_, err := st.CrawlJob(ctx, id)
+			if gone := errors.Is(err, store.ErrNotFound); gone != expires.Before(now) {
+				t.Errorf("crawl job expiring %v: after gc, %v", expires.Sub(now), err)
+			}
 		}
 		if !strings.Contains(res.stdout, "removed 1 unreferenced files") {
 			t.Errorf("gc said %q, want it to remove 1 file", res.stdout)

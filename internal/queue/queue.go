@@ -496,7 +496,13 @@ func (q *Queue) Unfinished(ctx context.Context) ([]JobInfo, error) {
 // Jobs lists the crawl and re-check jobs in the given states (every state
 // when none is given) that River still keeps, by id.
 func (q *Queue) Jobs(ctx context.Context, states ...rivertype.JobState) ([]JobInfo, error) {
-	params := river.NewJobListParams().Kinds(KindCrawl, KindRecheck).First(10000)
+	return q.JobsOfKinds(ctx, []string{KindCrawl, KindRecheck}, states...)
+}
+
+// JobsOfKinds is Jobs for the jobs of kinds (KindAPICrawl: the
+// acquisition API's crawl jobs, whose TargetCode is empty).
+func (q *Queue) JobsOfKinds(ctx context.Context, kinds []string, states ...rivertype.JobState) ([]JobInfo, error) {
+	params := river.NewJobListParams().Kinds(kinds...).First(10000)
 	if len(states) > 0 {
 		params = params.States(states...)
 	}

@@ -192,3 +192,13 @@ func (w *World) ResetLog() {
 }
 
 func hasCookie(r *http.Request) bool { return strings.TrimSpace(r.Header.Get("Cookie")) != "" }
+
+// InFlight counts the requests host is answering right now (a request
+// stops counting just before the last byte of its answer is written), so
+// a test can act while one is in flight.
+func (w *World) InFlight(host string) int {
+	if c := w.inflight[host]; c != nil {
+		return int(c.Load())
+	}
+	return 0
+}

@@ -135,7 +135,9 @@ func (s *Store) CrawlJob(ctx context.Context, id string) (*CrawlJob, error) {
 // scraping). What an earlier attempt left half done is settled first: a
 // page claimed but not sent goes back to the queue; a page whose request
 // left but whose answer was never stored is failed with interrupted as
-// its error, and is never asked again. It returns how many were failed so.
+// its error, and is never asked again. Such a page gave the user nothing,
+// so it no longer counts against the job's limit: the job asks for
+// another page in its place. It returns how many were failed so.
 func (s *Store) BeginCrawlJobAttempt(ctx context.Context, id, interrupted string) (attempt, lost int, err error) {
 	now := s.now()
 	err = s.WithTx(ctx, func(tx *Tx) error {
@@ -162,7 +164,11 @@ func (s *Store) BeginCrawlJobAttempt(ctx context.Context, id, interrupted string
 		}
 		n, _ := res.RowsAffected()
 		lost = int(n)
-		return nil
+		if lost == 0 {
+			return nil
+		}
+		_, err = tx.c.exec(ctx, `UPDATE crawl_job SET asked = asked - ? WHERE id = ?`, lost, id)
+		return err
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("begin crawl job %s: %w", id, err)
@@ -204,7 +210,13 @@ func (s *Store) MarkCrawlJobStarted(ctx context.Context, id string, attempt int,
 	})
 }
 
-// queueCrawlLinks adds the links not in job id's frontier yet, in order.
+// MaxCrawlFrontier bounds the URLs one crawl job keeps (asked or waiting,
+// its start URL included): the links found beyond it are not kept, so a
+// site with endless links (a calendar, a search) cannot fill the database.
+const MaxCrawlFrontier = 10000
+
+// queueCrawlLinks adds the links not in job id's frontier yet, in order,
+// while the frontier holds fewer than MaxCrawlFrontier URLs.
 func (t *Tx) queueCrawlLinks(ctx context.Context, id string, links []CrawlLink) error {
 	if len(links) == 0 {
 		return nil
@@ -213,11 +225,22 @@ func (t *Tx) queueCrawlLinks(ctx context.Context, id string, links []CrawlLink) 
 	if err := t.c.queryRow(ctx, `SELECT next_seq FROM crawl_job WHERE id = ?`, id).Scan(&next); err != nil {
 		return err
 	}
+	var kept int
+	if err := t.c.queryRow(ctx, `SELECT count(*) FROM crawl_job_page WHERE job_id = ?`, id).Scan(&kept); err != nil {
+		return err
+	}
 	now := t.s.ts(t.s.now())
 	for _, l := range links {
-		if _, err := t.c.exec(ctx, `INSERT INTO crawl_job_page (job_id, url, seq, depth, state, updated_at)
-			VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT (job_id, url) DO NOTHING`, id, l.URL, next, l.Depth, now); err != nil {
+		if kept >= MaxCrawlFrontier {
+			break
+		}
+		res, err := t.c.exec(ctx, `INSERT INTO crawl_job_page (job_id, url, seq, depth, state, updated_at)
+			VALUES (?, ?, ?, ?, 'queued', ?) ON CONFLICT (job_id, url) DO NOTHING`, id, l.URL, next, l.Depth, now)
+		if err != nil {
 			return fmt.Errorf("queue %s: %w", l.URL, err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			kept++
 		}
 		next++
 	}
@@ -254,7 +277,10 @@ func (s *Store) ClaimCrawlPage(ctx context.Context, id string, attempt int) (*Cr
 
 // MarkCrawlPageSent records, before its request leaves, that page url of
 // job id is asked of its site: it counts against the job's limit from now
-// on and is never asked again, whatever happens to this process.
+// on (unless its answer is lost with this process: see
+// BeginCrawlJobAttempt) and is never asked again, whatever happens to this
+// process. Counted in the same transaction as the job's row is fenced, so
+// two processes can never both take the last slot under the limit.
 func (s *Store) MarkCrawlPageSent(ctx context.Context, id string, attempt int, url string) error {
 	return s.WithTx(ctx, func(tx *Tx) error {
 		j, err := fenceCrawlJob(ctx, tx.c, id, attempt)
@@ -403,4 +429,27 @@ func scanCrawlPages(rows *sql.Rows, id string) ([]CrawlPage, error) {
 		return nil, fmt.Errorf("pages of crawl job %s: %w", id, err)
 	}
 	return out, nil
+}
+
+// DeleteExpiredCrawlJobs deletes the crawl jobs that ended and whose
+// results expired before now, with their pages, and returns how many. A
+// job still scraping is kept whatever its age.
+func (s *Store) DeleteExpiredCrawlJobs(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.WithTx(ctx, func(tx *Tx) error {
+		const expired = `SELECT id FROM crawl_job WHERE state <> 'scraping' AND expires_at <= ?`
+		if _, err := tx.c.exec(ctx, `DELETE FROM crawl_job_page WHERE job_id IN (`+expired+`)`, s.ts(now)); err != nil {
+			return err
+		}
+		res, err := tx.c.exec(ctx, `DELETE FROM crawl_job WHERE state <> 'scraping' AND expires_at <= ?`, s.ts(now))
+		if err != nil {
+			return err
+		}
+		n, _ = res.RowsAffected()
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete expired crawl jobs: %w", err)
+	}
+	return int(n), nil
 }
