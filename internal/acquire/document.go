@@ -14,8 +14,8 @@ import (
 	"github.com/andybalholm/cascadia"
 	"golang.org/x/net/html"
 
+	"zhizhi/internal/charset"
 	"zhizhi/internal/extract"
-	"zhizhi/internal/fetch"
 )
 
 // Document is a successful answer's data: the formats asked for, the
@@ -130,20 +130,20 @@ func build(req *fetchRequest, pg *page, now time.Time) (*Document, error) {
 	var markdown, htmlOut, rawHTML, text string
 	links := []string{}
 	if kindOfContent(pg.ContentType) == "text" {
-		body, charset, err := fetch.DecodeText(pg.Body, pg.ContentType)
+		body, cs, err := charset.DecodeText(pg.Body, pg.ContentType)
 		if err != nil {
 			return nil, err
 		}
-		d.Metadata.Charset = charset
+		d.Metadata.Charset = cs
 		text, rawHTML = string(body), string(body)
 		markdown = text
 		htmlOut = "<pre>" + template.HTMLEscapeString(text) + "</pre>"
 	} else {
-		body, charset, err := fetch.DecodeHTML(pg.Body, pg.ContentType)
+		body, cs, err := charset.DecodeHTML(pg.Body, pg.ContentType)
 		if err != nil {
 			return nil, err
 		}
-		d.Metadata.Charset = charset
+		d.Metadata.Charset = cs
 		rawHTML = string(body)
 		doc, err := goquery.NewDocumentFromReader(bytes.NewReader(body))
 		if err != nil {

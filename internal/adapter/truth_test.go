@@ -15,9 +15,9 @@ import (
 	"time"
 	"unicode"
 
+	"zhizhi/internal/charset"
 	"zhizhi/internal/config"
 	"zhizhi/internal/extract"
-	"zhizhi/internal/fetch"
 	"zhizhi/internal/sim"
 )
 
@@ -89,9 +89,9 @@ func (s *simWeb) page(rawURL string, asHTML bool) ([]byte, error) {
 	}
 	var out []byte
 	if asHTML {
-		out, _, err = fetch.DecodeHTML(body, ctype)
+		out, _, err = charset.DecodeHTML(body, ctype)
 	} else {
-		out, _, err = fetch.DecodeText(body, ctype)
+		out, _, err = charset.DecodeText(body, ctype)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("decode %s: %w", rawURL, err)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/store"
 )
 
@@ -92,7 +93,7 @@ the second time.`,
 				return exitCode(2, err.Error())
 			}
 			defer st.Close()
-			rep, err := config.Sync(ctx, st, b)
+			rep, err := configsync.Sync(ctx, st, b)
 			if err != nil {
 				return exitCode(1, err.Error())
 			}

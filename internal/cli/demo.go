@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -117,7 +118,7 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	if err := importDepartments(ctx, st, filepath.Join(settings.ConfigDir, config.DepartmentsFile), out); err != nil {
 		return err
 	}
-	rep, err := config.Sync(ctx, st, b)
+	rep, err := configsync.Sync(ctx, st, b)
 	if err != nil {
 		return exitCode(1, "demo: config sync: "+err.Error())
 	}

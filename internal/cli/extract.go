@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	htmlcharset "golang.org/x/net/html/charset"
 
+	"zhizhi/internal/charset"
 	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
 )
@@ -23,9 +24,9 @@ func init() { register(newExtractCmd) }
 
 func newExtractCmd() *cobra.Command {
 	var (
-		rawURL  string
-		charset string
-		base    string
+		rawURL      string
+		charsetFlag string
+		base        string
 	)
 	cmd := &cobra.Command{
 		Use:   "extract [--url URL | FILE]",
@@ -100,20 +101,20 @@ refused.`,
 			if kind, ok := looksHTML(body); !ok {
 				return exitCode(1, fmt.Sprintf("extract: %s is not HTML (it looks like %s); give a saved web page", what, kind))
 			}
-			if charset != "" {
-				if enc, _ := htmlcharset.Lookup(charset); enc == nil {
-					return exitCode(2, fmt.Sprintf("extract: --charset %q is not a known charset (try utf-8, gb18030, gbk, big5)", charset))
+			if charsetFlag != "" {
+				if enc, _ := htmlcharset.Lookup(charsetFlag); enc == nil {
+					return exitCode(2, fmt.Sprintf("extract: --charset %q is not a known charset (try utf-8, gb18030, gbk, big5)", charsetFlag))
 				}
-				contentType = "text/html; charset=" + charset
+				contentType = "text/html; charset=" + charsetFlag
 			}
-			html, _, err := fetch.DecodeHTML(body, contentType)
+			html, _, err := charset.DecodeHTML(body, contentType)
 			if err != nil {
 				return exitCode(1, fmt.Sprintf("extract: decode: %v", err))
 			}
 			if !htmlTagRe.Match(html) {
 				return exitCode(1, fmt.Sprintf("extract: %s is not HTML (plain text with no tags); give a saved web page", what))
 			}
-			if note := fetch.CharsetNote(body, contentType); note != "" {
+			if note := charset.Note(body, contentType); note != "" {
 				fmt.Fprintf(cmd.ErrOrStderr(), "extract: %s: charset %s; decoded as what the bytes are\n", what, note)
 			}
 			page, err := extract.Generic(html, pageURL, nil)
@@ -142,7 +143,7 @@ refused.`,
 		},
 	}
 	cmd.Flags().StringVar(&rawURL, "url", "", "fetch this URL politely and extract it")
-	cmd.Flags().StringVar(&charset, "charset", "", "decode the page with this charset (e.g. gb18030, gbk, utf-8)")
+	cmd.Flags().StringVar(&charsetFlag, "charset", "", "decode the page with this charset (e.g. gb18030, gbk, utf-8)")
 	cmd.Flags().StringVar(&base, "base", "", "base URL to resolve a file's links against")
 	return cmd
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"zhizhi/internal/fetch"
+	"zhizhi/internal/robotstxt"
 )
 
 func init() { register(newRobotsCmd) }
@@ -39,10 +40,10 @@ line number.`,
 			if err != nil {
 				return exitCode(1, fmt.Sprintf("robots check: read %s: %v", file, err))
 			}
-			if fetch.AgentToken(agent) == "" {
+			if robotstxt.AgentToken(agent) == "" {
 				return exitCode(1, fmt.Sprintf("robots check: --agent %q has no product token (letters, '-' or '_')", agent))
 			}
-			r := fetch.ParseRobots(body, agent)
+			r := robotstxt.Parse(body, agent)
 			out := cmd.OutOrStdout()
 			for _, raw := range args {
 				u, err := url.Parse(raw)

@@ -1,18 +1,21 @@
-package config
+package config_test
 
 import (
 	"fmt"
 	"testing"
+
+	"zhizhi/internal/config"
+	"zhizhi/internal/config/configtest"
 )
 
 func TestAssignCronStableAndInWindow(t *testing.T) {
 	// A fixed expectation: the hash must not change between releases, or
 	// every target would move to another minute after an upgrade.
-	if got := AssignCron("gd_zcwj"); got != "41 4 * * *" {
+	if got := config.AssignCron("gd_zcwj"); got != "41 4 * * *" {
 		t.Errorf("AssignCron(gd_zcwj) = %q, want the FNV-1a minute \"41 4 * * *\"", got)
 	}
 	for i := range 300 {
-		checkNightly(t, AssignCron(fmt.Sprintf("site_dept_%d", i)))
+		configtest.CheckNightly(t, config.AssignCron(fmt.Sprintf("site_dept_%d", i)))
 	}
 }
 
@@ -21,7 +24,7 @@ func TestAssignCronSpreadsEvenly(t *testing.T) {
 	perHour := map[string]int{}
 	minutes := map[string]bool{}
 	for i := range 2400 {
-		spec := AssignCron(fmt.Sprintf("qingcheng_qcfgw_%d", 2000+i))
+		spec := config.AssignCron(fmt.Sprintf("qingcheng_qcfgw_%d", 2000+i))
 		var m, h int
 		if _, err := fmt.Sscanf(spec, "%d %d * * *", &m, &h); err != nil {
 			t.Fatalf("cron %q: %v", spec, err)

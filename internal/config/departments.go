@@ -295,3 +295,29 @@ func csvErrText(err error) string {
 	}
 	return err.Error()
 }
+
+// DeptRef is one local_dept_id a mapped dept or target names, and where.
+type DeptRef struct {
+	ID  int64
+	Pos Pos
+}
+
+// LocalDeptRefs lists, in file order, every local_dept_id the bundle's
+// mapped depts and targets name: what must exist in local_department
+// before the bundle is written to the database.
+func (b *Bundle) LocalDeptRefs() []DeptRef {
+	var refs []DeptRef
+	for _, s := range b.Sites {
+		for _, d := range s.Depts {
+			if d.DeptBinding == model.BindingMapped && d.LocalDeptID != nil {
+				refs = append(refs, DeptRef{*d.LocalDeptID, firstPos(d.Pos["local_dept_id"], d.At)})
+			}
+		}
+		for _, t := range s.TargetDecls {
+			if t.DeptBinding == model.BindingMapped && t.LocalDeptID != nil {
+				refs = append(refs, DeptRef{*t.LocalDeptID, firstPos(t.Pos["local_dept_id"], t.At)})
+			}
+		}
+	}
+	return refs
+}

@@ -2,8 +2,8 @@
 // adapter contracts (config/cms/*.yaml), the site files (config/sites/*.yaml),
 // the topic synonyms and the department CSV, keeps where every key was
 // written, lints them (Lint reports every problem at once as
-// file:line:column), and syncs sites, site departments and targets into the
-// database. Nothing here ever writes back to the files: they are read-only
+// file:line:column); configsync writes sites, site departments and targets
+// into the database. Nothing here ever writes back to the files: they are read-only
 // templates under git and the database holds all runtime state
 // (YAML holds templates; the database holds runtime state).
 package config

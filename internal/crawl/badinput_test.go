@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/fetch"
@@ -345,7 +346,7 @@ fetch_strategy: direct
 		t.Fatalf("test config: %v", config.Errors(problems))
 	}
 	st := storetest.SQLite(t)
-	if _, err := config.Sync(context.Background(), st, b); err != nil {
+	if _, err := configsync.Sync(context.Background(), st, b); err != nil {
 		t.Fatal(err)
 	}
 	rm, err := fetch.ParseResolveMap(fmt.Sprintf("%s=%s,%s=%s,%s=%s", badTplHost, addr, badGkHost, addr, summHost, addr))

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"zhizhi/internal/charset"
 	"zhizhi/internal/extract"
-	"zhizhi/internal/fetch"
 	"zhizhi/internal/sim"
 )
 
@@ -76,7 +76,7 @@ func fetchSimPages() (map[string][]genericPage, error) {
 		if resp.StatusCode != http.StatusOK {
 			return nil, fmt.Errorf("get %s: %s", ta.URL, resp.Status)
 		}
-		html, _, err := fetch.DecodeHTML(body, resp.Header.Get("Content-Type"))
+		html, _, err := charset.DecodeHTML(body, resp.Header.Get("Content-Type"))
 		if err != nil {
 			return nil, fmt.Errorf("decode %s: %w", ta.URL, err)
 		}

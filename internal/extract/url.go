@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"zhizhi/internal/urlpath"
 )
 
 // NormalizeURL puts a URL in the one form that dedupe keys hash, changing
@@ -39,7 +41,7 @@ func NormalizeURL(raw string) (string, error) {
 	if port != "" {
 		host += ":" + port
 	}
-	p := RemoveDotSegments(canonicalEscapes(u.EscapedPath()))
+	p := urlpath.RemoveDotSegments(canonicalEscapes(u.EscapedPath()))
 	if p == "" {
 		p = "/"
 	}
@@ -99,39 +101,6 @@ func unhex(c byte) byte {
 func isUnreserved(c byte) bool {
 	return ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z') || ('0' <= c && c <= '9') ||
 		c == '-' || c == '.' || c == '_' || c == '~'
-}
-
-// RemoveDotSegments is RFC 3986 §5.2.4: "." and ".." segments go, every
-// other segment (empty ones too) stays.
-func RemoveDotSegments(p string) string {
-	if !strings.Contains(p, ".") {
-		return p
-	}
-	var out []string
-	segs := strings.Split(p, "/")
-	for i, seg := range segs {
-		last := i == len(segs)-1
-		switch seg {
-		case ".":
-			if last {
-				out = append(out, "")
-			}
-		case "..":
-			if len(out) > 1 {
-				out = out[:len(out)-1]
-			}
-			if last {
-				out = append(out, "")
-			}
-		default:
-			out = append(out, seg)
-		}
-	}
-	r := strings.Join(out, "/")
-	if !strings.HasPrefix(r, "/") {
-		r = "/" + r
-	}
-	return r
 }
 
 // normalizeQuery drops tracking parameters and canonicalizes escapes,

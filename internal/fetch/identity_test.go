@@ -1,6 +1,10 @@
 package fetch
 
-import "testing"
+import (
+	"testing"
+
+	"zhizhi/internal/robotstxt"
+)
 
 func TestUserAgent(t *testing.T) {
 	ua := UserAgent("0.1.0", "https://zhizhi.example/contact")
@@ -8,7 +12,7 @@ func TestUserAgent(t *testing.T) {
 		t.Errorf("UserAgent = %q", ua)
 	}
 	// Our own robots.txt matching must recognise the identity we send.
-	if AgentToken(ua) != ProductToken {
-		t.Errorf("AgentToken(%q) = %q", ua, AgentToken(ua))
+	if robotstxt.AgentToken(ua) != ProductToken {
+		t.Errorf("AgentToken(%q) = %q", ua, robotstxt.AgentToken(ua))
 	}
 }

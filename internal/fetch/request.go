@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"zhizhi/internal/browser"
+	"zhizhi/internal/charset"
 )
 
 // Tiers of fetching, stored with the seed's names.
@@ -78,18 +79,18 @@ type Response struct {
 
 // HTML returns the body transcoded to UTF-8 (BOM, Content-Type, <meta>, then detection).
 func (r *Response) HTML() ([]byte, string, error) {
-	return DecodeHTML(r.Body, r.Header.Get("Content-Type"))
+	return charset.DecodeHTML(r.Body, r.Header.Get("Content-Type"))
 }
 
 // CharsetNote says when the declared charset was overruled by the bytes
-// (see fetch.CharsetNote); "" otherwise.
+// (see charset.Note); "" otherwise.
 func (r *Response) CharsetNote() string {
-	return CharsetNote(r.Body, r.Header.Get("Content-Type"))
+	return charset.Note(r.Body, r.Header.Get("Content-Type"))
 }
 
 // Text returns a non-HTML text body (JSON, plain text) as UTF-8.
 func (r *Response) Text() ([]byte, string, error) {
-	return DecodeText(r.Body, r.Header.Get("Content-Type"))
+	return charset.DecodeText(r.Body, r.Header.Get("Content-Type"))
 }
 
 // RobotsError is a request refused by robots.txt; it names the deciding

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"zhizhi/internal/model"
+	"zhizhi/internal/robotstxt"
 	"zhizhi/internal/store"
 )
 
@@ -58,7 +59,7 @@ func robotsOrigin(u *url.URL) string {
 type robotsEntry struct {
 	origin    string // robotsOrigin
 	host      string
-	rules     *Robots
+	rules     *robotstxt.Robots
 	status    int // 0: the fetch failed on the network
 	fetchedAt time.Time
 	checkedAt time.Time // last fetch or revalidation
@@ -257,7 +258,7 @@ func (c *Client) loadRobots(ctx context.Context, origin string) (*robotsEntry, e
 		if st.FailingSince != nil {
 			e.failingSince = *st.FailingSince
 		}
-		e.rules = DisallowAll(robotsUnreachable(e.cause))
+		e.rules = robotstxt.DisallowAll(robotsUnreachable(e.cause))
 	} else {
 		e.rules = RobotsForStatus(st.Status, st.Body, nil, ProductToken)
 	}
@@ -273,8 +274,8 @@ func (c *Client) saveRobots(ctx context.Context, e *robotsEntry) error {
 		st.Failures, st.FailingSince, st.LastError = e.failures, &since, e.cause
 	} else {
 		st.Body = e.raw
-		if len(st.Body) > RobotsParseLimit {
-			st.Body = st.Body[:RobotsParseLimit]
+		if len(st.Body) > robotstxt.ParseLimit {
+			st.Body = st.Body[:robotstxt.ParseLimit]
 		}
 	}
 	if err := c.store.PutRobotsState(ctx, &st); err != nil {
@@ -363,7 +364,7 @@ func (c *Client) wireRobots(ctx context.Context, req Request, u *url.URL, prev *
 		}
 	}
 	l := c.limits
-	l.TruncateAt = RobotsParseLimit
+	l.TruncateAt = robotstxt.ParseLimit
 	resp, a, err := c.wire(ctx, req, u, hdr, l)
 	var saved int64
 	if err == nil && resp.NotModified && prev != nil {

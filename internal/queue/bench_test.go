@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -99,7 +100,7 @@ func countyTargets(b *testing.B, st *store.Store, n int) int {
 	if _, _, err := st.ImportDepartments(ctx, depts); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := config.Sync(ctx, st, bundle); err != nil {
+	if _, err := configsync.Sync(ctx, st, bundle); err != nil {
 		b.Fatal(err)
 	}
 	ts, err := st.ListTargets(ctx, store.TargetFilter{EnabledOnly: true})

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/fetch"
@@ -33,7 +34,7 @@ type reloadWorld struct {
 	dir    string
 	rm     fetch.ResolveMap
 	client *fetch.Client
-	live   *config.Live
+	live   *configsync.Live
 }
 
 // addSite copies the bundled site file into the world's directory with
@@ -62,7 +63,7 @@ func (w *reloadWorld) sync(t *testing.T, dir string) {
 	if config.HasErrors(problems) {
 		t.Fatalf("config %s: %v", dir, config.Errors(problems))
 	}
-	if _, err := config.Sync(context.Background(), w.st, b); err != nil {
+	if _, err := configsync.Sync(context.Background(), w.st, b); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -155,7 +156,7 @@ func newReloadWorld(t *testing.T, st *store.Store, fast bool, sites map[string]f
 	if err := apply(ctx, b); err != nil {
 		t.Fatal(err)
 	}
-	w.live = config.NewLive(b, gen, config.LiveOptions{Dir: w.dir, Load: config.Options{Resolve: rm}, Store: st,
+	w.live = configsync.NewLive(b, gen, configsync.LiveOptions{Dir: w.dir, Load: config.Options{Resolve: rm}, Store: st,
 		Log: slog.New(slog.DiscardHandler), Apply: apply})
 	return w
 }

@@ -10,7 +10,7 @@ import (
 	"zhizhi/internal/adapter"
 	"zhizhi/internal/api"
 	"zhizhi/internal/auth"
-	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
@@ -27,7 +27,7 @@ type consoleDeps struct {
 	st       *store.Store
 	q        *queue.Queue
 	client   *fetch.Client // the polite client the crawl workers use
-	live     *config.Live
+	live     *configsync.Live
 	sessions *auth.Service
 	loc      *time.Location // schedules are read in it
 	// configDir is read by the console to show the sites' files.
@@ -78,7 +78,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 // onboardWizard gives the onboarding wizard as the console checks it and
 // the queue's workers run it: the polite client the crawl workers use and
 // the configuration in force.
-func onboardWizard(client *fetch.Client, live *config.Live) func(ctx context.Context) (*onboard.Wizard, error) {
+func onboardWizard(client *fetch.Client, live *configsync.Live) func(ctx context.Context) (*onboard.Wizard, error) {
 	return func(ctx context.Context) (*onboard.Wizard, error) {
 		return &onboard.Wizard{Fetch: client, Bundle: live.Current(ctx)}, nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"zhizhi/internal/alert"
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/store"
@@ -18,8 +19,8 @@ import (
 // b was loaded from dir (with load) when the database was at generation,
 // and client's site policies and alerter's alerts.yaml follow every reload.
 func liveConfig(st *store.Store, b *config.Bundle, generation int64, client *fetch.Client, alerter *alert.Alerter,
-	dir string, load config.Options, log *slog.Logger) *config.Live {
-	return config.NewLive(b, generation, config.LiveOptions{
+	dir string, load config.Options, log *slog.Logger) *configsync.Live {
+	return configsync.NewLive(b, generation, configsync.LiveOptions{
 		Dir: dir, Load: load, Store: st, Log: log,
 		Apply: func(ctx context.Context, nb *config.Bundle) error {
 			if err := client.LoadSitePolicies(ctx, crawl.Resilience(nb)); err != nil {
@@ -55,7 +56,7 @@ func reconfigureAlerts(a *alert.Alerter, cfg *config.Alerts, dir string, log *sl
 // reads the directory (dir) again on every signal from hup, until ctx ends.
 // The crawl jobs look too, as each starts; this is for the site policies
 // of the jobs already running, and for a process with nothing to do.
-func watchConfig(ctx context.Context, live *config.Live, every time.Duration, hup <-chan os.Signal, dir string, log *slog.Logger) {
+func watchConfig(ctx context.Context, live *configsync.Live, every time.Duration, hup <-chan os.Signal, dir string, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -70,7 +71,7 @@ func watchConfig(ctx context.Context, live *config.Live, every time.Duration, hu
 			err = live.Check(ctx)
 		}
 		// A configuration that does not load was reported by live itself.
-		if err != nil && !errors.Is(err, config.ErrReloadFailed) && ctx.Err() == nil {
+		if err != nil && !errors.Is(err, configsync.ErrReloadFailed) && ctx.Err() == nil {
 			log.Warn("look for a new configuration", "err", err)
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"zhizhi/internal/alert"
 	"zhizhi/internal/auth"
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/config/zone"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
@@ -99,7 +100,7 @@ type Deps struct {
 	// Fetch is the polite client the crawl workers use.
 	Fetch *fetch.Client
 	// Config is the configuration in force, kept up to date.
-	Config *config.Live
+	Config *configsync.Live
 	// Auth signs requests in: console sessions and API keys.
 	Auth     *auth.Service
 	Metrics  *metrics.Metrics

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
@@ -43,13 +44,13 @@ func setUp(t *testing.T, st *store.Store) string {
 	return dir
 }
 
-func syncDir(t *testing.T, st *store.Store, dir string) config.SyncReport {
+func syncDir(t *testing.T, st *store.Store, dir string) configsync.Report {
 	t.Helper()
 	b, ps := config.Load(dir)
 	if config.HasErrors(ps) {
 		t.Fatalf("config: %v", config.Errors(ps))
 	}
-	rep, err := config.Sync(context.Background(), st, b)
+	rep, err := configsync.Sync(context.Background(), st, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
@@ -147,7 +148,7 @@ func newWorld(t *testing.T, st *store.Store) *world {
 	if _, _, err := st.ImportDepartments(ctx, depts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Sync(ctx, st, b); err != nil {
+	if _, err := configsync.Sync(ctx, st, b); err != nil {
 		t.Fatal(err)
 	}
 	if err := queue.Migrate(ctx, st); err != nil {

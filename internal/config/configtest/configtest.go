@@ -2,10 +2,14 @@
 package configtest
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/robfig/cron/v3"
+	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"zhizhi/internal/config"
 )
@@ -33,4 +37,39 @@ func OneQuietSite(t testing.TB, bundled string) string {
 		}
 	}
 	return dir
+}
+
+// CheckNightly asserts spec is a valid daily cron inside 01:00–04:59.
+func CheckNightly(t testing.TB, spec string) {
+	t.Helper()
+	sched, err := cron.ParseStandard(spec)
+	if err != nil {
+		t.Errorf("cron %q does not parse: %v", spec, err)
+		return
+	}
+	s, ok := sched.(*cron.SpecSchedule)
+	if !ok {
+		t.Errorf("cron %q is not a spec schedule", spec)
+		return
+	}
+	for h := 0; h < 24; h++ {
+		if s.Hour&(1<<uint(h)) != 0 && (h < 1 || h > 4) {
+			t.Errorf("cron %q runs at hour %d, outside 01:00–04:59", spec, h)
+		}
+	}
+}
+
+// GB18030 encodes text as an OA system on Chinese Windows exports it:
+// GB18030 (GBK) bytes. It fails the test when text has nothing that GB18030
+// writes differently from UTF-8.
+func GB18030(t testing.TB, text string) []byte {
+	t.Helper()
+	b, err := simplifiedchinese.GB18030.NewEncoder().Bytes([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(b, []byte(text)) {
+		t.Fatal("test data is not GB18030-specific")
+	}
+	return b
 }

@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"zhizhi/internal/config"
+	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/extract"
 	"zhizhi/internal/fetch"
@@ -88,7 +89,7 @@ func NewWorld(t testing.TB, st *store.Store, opts Options) *World {
 	if _, _, err := st.ImportDepartments(ctx, depts); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := config.Sync(ctx, st, b); err != nil {
+	if _, err := configsync.Sync(ctx, st, b); err != nil {
 		t.Fatal(err)
 	}
 	rm, err := fetch.ParseResolveMap(w.ResolveString())

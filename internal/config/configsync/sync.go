@@ -1,4 +1,9 @@
-package config
+// Package configsync owns the configuration's way into the database and the
+// running processes: Sync writes a loaded bundle's sites, departments and
+// targets and counts a generation; Live reloads the directory when it sees
+// a new one. It is apart from config so that loading and linting the files
+// (and fuzzing them) does not depend on the store.
+package configsync
 
 import (
 	"context"
@@ -8,29 +13,30 @@ import (
 	"slices"
 	"strings"
 
+	"zhizhi/internal/config"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 )
 
-// SyncCounts counts what a sync did to one kind of row.
-type SyncCounts struct {
+// Counts counts what a sync did to one kind of row.
+type Counts struct {
 	Created   int
 	Updated   int
 	Unchanged int
 }
 
-// SyncReport says what Sync wrote.
-type SyncReport struct {
-	Sites           SyncCounts
-	Depts           SyncCounts
-	Targets         SyncCounts
+// Report says what Sync wrote.
+type Report struct {
+	Sites           Counts
+	Depts           Counts
+	Targets         Counts
 	TargetsDisabled int // yaml targets gone from the files
 	OverridesKept   int // target fields a person changed, kept over the files
 }
 
 // String is the report as printed by `zhizhi config sync`.
-func (r SyncReport) String() string {
-	line := func(name string, c SyncCounts) string {
+func (r Report) String() string {
+	line := func(name string, c Counts) string {
 		return fmt.Sprintf("%-8s %d created, %d updated, %d unchanged", name+":", c.Created, c.Updated, c.Unchanged)
 	}
 	return strings.Join([]string{
@@ -42,7 +48,7 @@ func (r SyncReport) String() string {
 
 // keptNote tells whoever runs the sync that some target settings follow a
 // person's change, not the files, and where to see them.
-func (r SyncReport) keptNote() string {
+func (r Report) keptNote() string {
 	if r.OverridesKept == 0 {
 		return ""
 	}
@@ -54,7 +60,7 @@ var ErrConfigInvalid = errors.New("configuration has errors")
 
 // Sync writes the bundle's sites, site departments and targets to the
 // database in one transaction (YAML → DB at start). Targets
-// are written with source yaml, a cron from AssignCron and dept_id derived
+// are written with source yaml, a cron from config.AssignCron and dept_id derived
 // from the binding. A yaml target that is no longer in the files is
 // disabled, never deleted, so its history stays. Runtime state (detect
 // status, last crawl times) is not touched. Each sync counts one more
@@ -64,9 +70,9 @@ var ErrConfigInvalid = errors.New("configuration has errors")
 // local_department, writes nothing. A field a person changed in the console
 // (a target_override) keeps its value: YAML is the template, the database
 // the runtime truth.
-func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
-	var rep SyncReport
-	if errs := Errors(b.Problems); len(errs) > 0 {
+func Sync(ctx context.Context, st *store.Store, b *config.Bundle) (Report, error) {
+	var rep Report
+	if errs := config.Errors(b.Problems); len(errs) > 0 {
 		lines := make([]string, len(errs))
 		for i, p := range errs {
 			lines[i] = p.String()
@@ -78,7 +84,7 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 	// every yaml target in the database.
 	if len(b.Sites) == 0 {
 		return rep, fmt.Errorf("config sync: %w: %s holds no site file (%s/*.yaml) — check ZHIZHI_CONFIG_DIR / --dir; nothing written",
-			ErrConfigInvalid, b.Dir, SitesDir)
+			ErrConfigInvalid, b.Dir, config.SitesDir)
 	}
 
 	// What exists already, read before the transaction, only to tell
@@ -89,7 +95,7 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 	}
 
 	err = st.WithTx(ctx, func(tx *store.Tx) error {
-		rep = SyncReport{}
+		rep = Report{}
 		if err := checkDepartmentsExist(ctx, tx, b); err != nil {
 			return err
 		}
@@ -105,7 +111,7 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 			}
 			count(&rep.Sites, changed, known.sites[s.SiteCode] != nil)
 
-			deptIDs := map[*Dept]int64{}
+			deptIDs := map[*config.Dept]int64{}
 			for _, d := range s.Depts {
 				dm := d.DepartmentModel()
 				dm.SiteID = siteID
@@ -153,12 +159,12 @@ func Sync(ctx context.Context, st *store.Store, b *Bundle) (SyncReport, error) {
 		return err
 	})
 	if err != nil {
-		return SyncReport{}, fmt.Errorf("config sync: %w", err)
+		return Report{}, fmt.Errorf("config sync: %w", err)
 	}
 	return rep, nil
 }
 
-func count(c *SyncCounts, changed, existed bool) {
+func count(c *Counts, changed, existed bool) {
 	switch {
 	case !changed:
 		c.Unchanged++
@@ -210,43 +216,26 @@ func existing(ctx context.Context, st *store.Store) (existingRows, error) {
 
 // checkDepartmentsExist refuses the sync when a mapped dept or target names
 // a department that is not in local_department, listing every one at once.
-func checkDepartmentsExist(ctx context.Context, tx *store.Tx, b *Bundle) error {
-	type use struct {
-		id  int64
-		pos Pos
-	}
-	var uses []use
-	for _, s := range b.Sites {
-		for _, d := range s.Depts {
-			if d.DeptBinding == model.BindingMapped && d.LocalDeptID != nil {
-				uses = append(uses, use{*d.LocalDeptID, firstPos(d.Pos["local_dept_id"], d.At)})
-			}
-		}
-		for _, t := range s.TargetDecls {
-			if t.DeptBinding == model.BindingMapped && t.LocalDeptID != nil {
-				uses = append(uses, use{*t.LocalDeptID, firstPos(t.Pos["local_dept_id"], t.At)})
-			}
-		}
-	}
+func checkDepartmentsExist(ctx context.Context, tx *store.Tx, b *config.Bundle) error {
 	exists := map[int64]bool{}
 	var missing []string
-	for _, u := range uses {
-		ok, checked := exists[u.id]
+	for _, u := range b.LocalDeptRefs() {
+		ok, checked := exists[u.ID]
 		if !checked {
 			var err error
-			ok, err = tx.DepartmentExists(ctx, u.id)
+			ok, err = tx.DepartmentExists(ctx, u.ID)
 			if err != nil {
-				return fmt.Errorf("check department %d: %w", u.id, err)
+				return fmt.Errorf("check department %d: %w", u.ID, err)
 			}
-			exists[u.id] = ok
+			exists[u.ID] = ok
 		}
 		if !ok {
-			missing = append(missing, fmt.Sprintf("%s: local_dept_id %d is not in local_department", u.pos, u.id))
+			missing = append(missing, fmt.Sprintf("%s: local_dept_id %d is not in local_department", u.Pos, u.ID))
 		}
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%d department binding(s) name unknown departments — import them first with `zhizhi dept import %s`, nothing was written:\n%s",
-			len(missing), filepath.Join(b.Dir, DepartmentsFile), strings.Join(missing, "\n"))
+			len(missing), filepath.Join(b.Dir, config.DepartmentsFile), strings.Join(missing, "\n"))
 	}
 	return nil
 }

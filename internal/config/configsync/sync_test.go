@@ -1,4 +1,4 @@
-package config
+package configsync
 
 import (
 	"context"
@@ -9,18 +9,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/robfig/cron/v3"
-
+	"zhizhi/internal/config"
+	"zhizhi/internal/config/configtest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
 
-// copyDir copies testdata/<name> to <tmp>/config so yaml_path is predictable
+// copyDir copies config's testdata/<name> to <tmp>/config so yaml_path is predictable
 // and the files can be edited.
 func copyDir(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join("testdata", name)
+	src := filepath.Join("..", "testdata", name)
 	dst := filepath.Join(t.TempDir(), "config")
 	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
@@ -44,12 +44,12 @@ func copyDir(t *testing.T, name string) string {
 
 func importGoodDepartments(t *testing.T, st *store.Store, dir string) {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, DepartmentsFile))
+	f, err := os.Open(filepath.Join(dir, config.DepartmentsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	depts, errs := ReadDepartmentsCSV(f, DepartmentsFile)
+	depts, errs := config.ReadDepartmentsCSV(f, config.DepartmentsFile)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -58,10 +58,10 @@ func importGoodDepartments(t *testing.T, st *store.Store, dir string) {
 	}
 }
 
-func loadClean(t *testing.T, dir string) *Bundle {
+func loadClean(t *testing.T, dir string) *config.Bundle {
 	t.Helper()
-	b, ps := Load(dir)
-	if HasErrors(ps) {
+	b, ps := config.Load(dir)
+	if config.HasErrors(ps) {
 		t.Fatalf("config has errors: %v", ps)
 	}
 	return b
@@ -77,10 +77,10 @@ func TestSyncTwiceChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := SyncReport{
-			Sites:   SyncCounts{Created: 3},
-			Depts:   SyncCounts{Created: 4},
-			Targets: SyncCounts{Created: 7},
+		want := Report{
+			Sites:   Counts{Created: 3},
+			Depts:   Counts{Created: 4},
+			Targets: Counts{Created: 7},
 		}
 		if first != want {
 			t.Errorf("first sync = %+v, want %+v", first, want)
@@ -89,10 +89,10 @@ func TestSyncTwiceChangesNothing(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = SyncReport{
-			Sites:   SyncCounts{Unchanged: 3},
-			Depts:   SyncCounts{Unchanged: 4},
-			Targets: SyncCounts{Unchanged: 7},
+		want = Report{
+			Sites:   Counts{Unchanged: 3},
+			Depts:   Counts{Unchanged: 4},
+			Targets: Counts{Unchanged: 7},
 		}
 		if second != want {
 			t.Errorf("second sync = %+v, want %+v", second, want)
@@ -167,10 +167,10 @@ func TestSyncAssignsStableNightlyCrons(t *testing.T) {
 			t.Fatalf("%d targets, want 7", len(targets))
 		}
 		for _, tg := range targets {
-			if tg.ScheduleCron != AssignCron(tg.TargetCode) {
-				t.Errorf("%s cron %q, want %q", tg.TargetCode, tg.ScheduleCron, AssignCron(tg.TargetCode))
+			if tg.ScheduleCron != config.AssignCron(tg.TargetCode) {
+				t.Errorf("%s cron %q, want %q", tg.TargetCode, tg.ScheduleCron, config.AssignCron(tg.TargetCode))
 			}
-			checkNightly(t, tg.ScheduleCron)
+			configtest.CheckNightly(t, tg.ScheduleCron)
 		}
 	})
 }
@@ -273,7 +273,7 @@ func TestSyncRefusesUnknownDepartment(t *testing.T) {
 func TestSyncRefusesConfigWithErrors(t *testing.T) {
 	st := storetest.SQLite(t)
 	ctx := context.Background()
-	b, _ := Load(filepath.Join("testdata", "lint_bad"))
+	b, _ := config.Load(filepath.Join("..", "testdata", "lint_bad"))
 	_, err := Sync(ctx, st, b)
 	if !errors.Is(err, ErrConfigInvalid) {
 		t.Fatalf("err = %v, want ErrConfigInvalid", err)
@@ -290,26 +290,6 @@ func TestSyncRefusesConfigWithErrors(t *testing.T) {
 	}
 }
 
-// checkNightly asserts spec is a valid daily cron inside 01:00–04:59.
-func checkNightly(t *testing.T, spec string) {
-	t.Helper()
-	sched, err := cron.ParseStandard(spec)
-	if err != nil {
-		t.Errorf("cron %q does not parse: %v", spec, err)
-		return
-	}
-	s, ok := sched.(*cron.SpecSchedule)
-	if !ok {
-		t.Errorf("cron %q is not a spec schedule", spec)
-		return
-	}
-	for h := 0; h < 24; h++ {
-		if s.Hour&(1<<uint(h)) != 0 && (h < 1 || h > 4) {
-			t.Errorf("cron %q runs at hour %d, outside 01:00–04:59", spec, h)
-		}
-	}
-}
-
 // TestSyncRefusesDirectoryWithoutSites: syncing a directory with no site
 // file (a wrong ZHIZHI_CONFIG_DIR) must not disable every target.
 func TestSyncRefusesDirectoryWithoutSites(t *testing.T) {
@@ -321,10 +301,10 @@ func TestSyncRefusesDirectoryWithoutSites(t *testing.T) {
 		t.Fatal(err)
 	}
 	empty := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(empty, SitesDir), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(empty, config.SitesDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Load(empty)
+	b, _ := config.Load(empty)
 	_, err := Sync(ctx, st, b)
 	if !errors.Is(err, ErrConfigInvalid) || !strings.Contains(err.Error(), "holds no site file") {
 		t.Fatalf("err = %v, want a refusal naming the empty directory", err)

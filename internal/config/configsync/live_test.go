@@ -1,4 +1,4 @@
-package config
+package configsync
 
 import (
 	"bytes"
@@ -11,11 +11,12 @@ import (
 	"strings"
 	"testing"
 
+	"zhizhi/internal/config"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
 
-func siteCodes(b *Bundle) []string {
+func siteCodes(b *config.Bundle) []string {
 	var out []string
 	for _, s := range b.Sites {
 		out = append(out, s.SiteCode)
@@ -43,7 +44,7 @@ func TestLiveReloadsAfterSync(t *testing.T) {
 		importGoodDepartments(t, st, dir)
 		// The site the operator adds later waits outside the directory.
 		later := filepath.Join(t.TempDir(), "qingcheng.yaml")
-		if err := os.Rename(filepath.Join(dir, SitesDir, "qingcheng.yaml"), later); err != nil {
+		if err := os.Rename(filepath.Join(dir, config.SitesDir, "qingcheng.yaml"), later); err != nil {
 			t.Fatal(err)
 		}
 		if g := generation(t, st); g != 0 {
@@ -58,7 +59,7 @@ func TestLiveReloadsAfterSync(t *testing.T) {
 		}
 		var applied [][]string
 		live := NewLive(loadClean(t, dir), g, LiveOptions{Dir: dir, Store: st, Log: slog.New(slog.DiscardHandler),
-			Apply: func(_ context.Context, b *Bundle) error {
+			Apply: func(_ context.Context, b *config.Bundle) error {
 				applied = append(applied, siteCodes(b))
 				return nil
 			}})
@@ -67,7 +68,7 @@ func TestLiveReloadsAfterSync(t *testing.T) {
 			t.Errorf("nothing was synced, yet the configuration was applied again: %v", applied)
 		}
 
-		if err := os.Rename(later, filepath.Join(dir, SitesDir, "qingcheng.yaml")); err != nil {
+		if err := os.Rename(later, filepath.Join(dir, config.SitesDir, "qingcheng.yaml")); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := Sync(ctx, st, loadClean(t, dir)); err != nil {
@@ -92,8 +93,8 @@ func TestLiveReloadsAfterSync(t *testing.T) {
 
 		// A sync that lint refuses writes nothing, the generation included.
 		bad := copyDir(t, "lint_good")
-		breakAccess(t, filepath.Join(bad, SitesDir, "gd_ref.yaml"))
-		b, _ := Load(bad)
+		breakAccess(t, filepath.Join(bad, config.SitesDir, "gd_ref.yaml"))
+		b, _ := config.Load(bad)
 		if _, err := Sync(ctx, st, b); !errors.Is(err, ErrConfigInvalid) {
 			t.Fatalf("sync of a broken directory: %v, want it refused", err)
 		}
@@ -142,12 +143,12 @@ func TestLiveKeepsLastGoodConfiguration(t *testing.T) {
 		good := loadClean(t, dir)
 		live := NewLive(good, generation(t, st), LiveOptions{Dir: dir, Store: st,
 			Log: slog.New(slog.NewTextHandler(&logs, nil)),
-			Apply: func(_ context.Context, b *Bundle) error {
+			Apply: func(_ context.Context, b *config.Bundle) error {
 				applied = append(applied, siteCodes(b))
 				return nil
 			}})
 
-		path := filepath.Join(dir, SitesDir, "gd_ref.yaml")
+		path := filepath.Join(dir, config.SitesDir, "gd_ref.yaml")
 		line := breakAccess(t, path)
 		other := copyDir(t, "lint_good") // the good files, synced elsewhere
 		if _, err := Sync(ctx, st, loadClean(t, other)); err != nil {
@@ -176,7 +177,7 @@ func TestLiveKeepsLastGoodConfiguration(t *testing.T) {
 		}
 
 		// Fixed, and SIGHUP: read again at once, no sync needed.
-		if err := os.WriteFile(path, mustRead(t, filepath.Join(other, SitesDir, "gd_ref.yaml")), 0o644); err != nil {
+		if err := os.WriteFile(path, mustRead(t, filepath.Join(other, config.SitesDir, "gd_ref.yaml")), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := live.Reload(ctx); err != nil {

@@ -1,4 +1,8 @@
-package fetch
+// Package charset owns turning what a government site sends into UTF-8:
+// choosing the encoding of an HTML or text body (byte order mark,
+// Content-Type, <meta>, detection) and noticing when a declared charset is
+// contradicted by the bytes. It does no I/O, so the fuzzer builds it alone.
+package charset
 
 import (
 	"bytes"
@@ -8,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/net/html"
-	"golang.org/x/net/html/charset"
+	htmlcharset "golang.org/x/net/html/charset"
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/htmlindex"
 	"golang.org/x/text/encoding/simplifiedchinese"
@@ -25,7 +29,7 @@ const MetaScanLimit = 4096
 // Content-Type header, a <meta> declaration in the first MetaScanLimit
 // bytes, then detection. A declaration the bytes contradict (GB18030
 // declared, UTF-8 sent, or the reverse) loses to the bytes: see
-// CharsetNote. GBK, GB2312 and their aliases are decoded as GB18030, their
+// Note. GBK, GB2312 and their aliases are decoded as GB18030, their
 // superset, because Chinese sites label GB18030 text with the older names.
 // The result is always valid UTF-8: undecodable bytes become U+FFFD.
 // charsetName is the lower-case name of the encoding used.
@@ -38,11 +42,11 @@ func DecodeHTML(body []byte, contentType string) (out []byte, charsetName string
 	return out, name, nil
 }
 
-// CharsetNote says, for a body DecodeHTML would decode against its declared
+// Note says, for a body DecodeHTML would decode against its declared
 // charset, what was declared and what the bytes are ("declared gb18030,
 // body is utf-8"); "" when the declaration held or nothing was declared.
 // Stored with the article, it tells a reader the site mislabels its pages.
-func CharsetNote(body []byte, contentType string) string {
+func Note(body []byte, contentType string) string {
 	_, _, _, note := htmlCharset(body, contentType)
 	return note
 }
@@ -261,7 +265,7 @@ func detectCharset(body []byte) (encoding.Encoding, string) {
 	if cleanGB18030(body) {
 		return simplifiedchinese.GB18030, "gb18030"
 	}
-	enc, name, _ := charset.DetermineEncoding(body, "")
+	enc, name, _ := htmlcharset.DetermineEncoding(body, "")
 	if enc == simplifiedchinese.GBK || enc == simplifiedchinese.GB18030 {
 		return simplifiedchinese.GB18030, "gb18030"
 	}

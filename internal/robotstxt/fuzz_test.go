@@ -1,4 +1,4 @@
-package fetch
+package robotstxt
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ func FuzzRobotsParse(f *testing.F) {
 	f.Add([]byte("User-agent: zhizhi\nDisallow: /*.pdf$\n"), "/a.pdf")
 	f.Add([]byte("\xef\xbb\xbfUser-agent: *\r\nDisallow: /%7E\r\n"), "/~x")
 	f.Fuzz(func(t *testing.T, body []byte, path string) {
-		r := ParseRobots(body, ProductToken)
+		r := Parse(body, productToken)
 		d1 := r.Decide(path)
 		d2 := r.Decide(path)
 		if d1 != d2 {

@@ -1,4 +1,4 @@
-package fetch
+package charset
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func TestDecodeHTMLDeclaredCharsetContradicted(t *testing.T) {
 			if !bytes.Contains(out, []byte("<title>"+title+"</title>")) {
 				t.Errorf("title not decoded; got %q", out)
 			}
-			if note := CharsetNote(tt.body, tt.contentType); note != tt.wantNote {
+			if note := Note(tt.body, tt.contentType); note != tt.wantNote {
 				t.Errorf("note = %q, want %q", note, tt.wantNote)
 			}
 		})
@@ -58,7 +58,7 @@ func TestDecodeHTMLDeclaredCharsetContradicted(t *testing.T) {
 // label stays.
 func TestDecodeHTMLLabelKeptWithoutProof(t *testing.T) {
 	ascii := []byte("<html><head><title>Notice</title></head><body>plain</body></html>")
-	if note := CharsetNote(ascii, "text/html; charset=gbk"); note != "" {
+	if note := Note(ascii, "text/html; charset=gbk"); note != "" {
 		t.Errorf("ASCII page under a gbk label: note %q, want none", note)
 	}
 	junk := []byte("<html><body>caf\xe9\n</body></html>")

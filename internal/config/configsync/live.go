@@ -1,4 +1,4 @@
-package config
+package configsync
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"zhizhi/internal/config"
 	"zhizhi/internal/store"
 )
 
@@ -21,8 +22,8 @@ var ErrReloadFailed = errors.New("configuration does not load; the last good one
 type LiveOptions struct {
 	// Dir is the configuration directory read again on every reload.
 	Dir string
-	// Load is what loading needs to know (the resolve map).
-	Load Options
+	// config.Load is what loading needs to know (the resolve map).
+	Load config.Options
 	// Store holds the configuration generation that `config sync` counts.
 	Store *store.Store
 	// Apply puts what the database now says into effect before any job
@@ -31,7 +32,7 @@ type LiveOptions struct {
 	// the new bundle, or the last good one when the files no longer load
 	// (the sites in the database may still have changed). An error keeps
 	// the previous bundle; the next check tries again.
-	Apply func(ctx context.Context, b *Bundle) error
+	Apply func(ctx context.Context, b *config.Bundle) error
 	Log   *slog.Logger
 }
 
@@ -54,7 +55,7 @@ type Live struct {
 }
 
 type liveBundle struct {
-	b          *Bundle
+	b          *config.Bundle
 	generation int64
 	loadedAt   time.Time
 }
@@ -62,7 +63,7 @@ type liveBundle struct {
 // NewLive starts from b, loaded from opts.Dir when the database was at
 // generation (read before loading, so a sync racing with the start is
 // caught at the first check).
-func NewLive(b *Bundle, generation int64, opts LiveOptions) *Live {
+func NewLive(b *config.Bundle, generation int64, opts LiveOptions) *Live {
 	if opts.Log == nil {
 		opts.Log = slog.Default()
 	}
@@ -72,8 +73,8 @@ func NewLive(b *Bundle, generation int64, opts LiveOptions) *Live {
 	return l
 }
 
-// Bundle returns the bundle in use, without looking for a new one.
-func (l *Live) Bundle() *Bundle { return l.cur.Load().b }
+// config.Bundle returns the bundle in use, without looking for a new one.
+func (l *Live) Bundle() *config.Bundle { return l.cur.Load().b }
 
 // Generation is the configuration generation of the bundle in use.
 func (l *Live) Generation() int64 { return l.cur.Load().generation }
@@ -82,7 +83,7 @@ func (l *Live) Generation() int64 { return l.cur.Load().generation }
 // is one, and returns the bundle a job starting now works with. A job calls
 // it once and keeps what it got. When the database does not answer, the
 // bundle in use is returned: the job meets the same database soon enough.
-func (l *Live) Current(ctx context.Context) *Bundle {
+func (l *Live) Current(ctx context.Context) *config.Bundle {
 	_ = l.Check(ctx)
 	return l.Bundle()
 }
@@ -126,7 +127,7 @@ func (l *Live) reload(ctx context.Context, generation int64, force bool) error {
 		return nil // another job's check got here first
 	}
 	old := l.cur.Load()
-	b, problems := LoadWith(l.opts.Dir, l.opts.Load)
+	b, problems := config.LoadWith(l.opts.Dir, l.opts.Load)
 	if bad := l.refuse(b, problems, old.b); bad != "" {
 		// The sites in the database may have changed all the same (a sync
 		// from another machine): their politeness rules apply now.
@@ -159,8 +160,8 @@ func (l *Live) reload(ctx context.Context, generation int64, force bool) error {
 // ("" when it may): errors in the files, or no site file at all where
 // there were some (far more likely a directory that went missing than a
 // wish to stop crawling everything).
-func (l *Live) refuse(b *Bundle, problems []Problem, old *Bundle) string {
-	if errs := Errors(problems); len(errs) > 0 {
+func (l *Live) refuse(b *config.Bundle, problems []config.Problem, old *config.Bundle) string {
+	if errs := config.Errors(problems); len(errs) > 0 {
 		msg := errs[0].String()
 		if len(errs) > 1 {
 			msg += fmt.Sprintf(" (and %d more; see `zhizhi config lint`)", len(errs)-1)
@@ -168,7 +169,7 @@ func (l *Live) refuse(b *Bundle, problems []Problem, old *Bundle) string {
 		return msg
 	}
 	if len(b.Sites) == 0 && len(old.Sites) > 0 {
-		return filepath.Join(l.opts.Dir, SitesDir) + " holds no site file — check ZHIZHI_CONFIG_DIR"
+		return filepath.Join(l.opts.Dir, config.SitesDir) + " holds no site file — check ZHIZHI_CONFIG_DIR"
 	}
 	return ""
 }
