@@ -14,6 +14,7 @@ import (
 
 	"zhizhi/internal/auth"
 	"zhizhi/internal/budget"
+	"zhizhi/internal/charset"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -184,7 +185,7 @@ func looksLikeShell(body []byte, contentType string) string {
 	if kindOfContent(contentType) != "html" {
 		return ""
 	}
-	html, _, err := fetch.DecodeHTML(body, contentType)
+	html, _, err := charset.DecodeHTML(body, contentType)
 	if err != nil {
 		return ""
 	}
