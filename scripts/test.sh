@@ -11,7 +11,6 @@
 #   ZHIZHI_TEST_PG_URL  use this (loopback) server instead of starting one
 #   FUZZTIME            inputs per fuzz target (default 20000x; a duration such
 #                       as 10s works too; 0 skips fuzzing)
-#   GOTEST_PACKAGES     test packages run at once (default 4)
 #   GOTESTFLAGS         extra flags for go test, split on spaces (e.g. -v -run Store)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -112,19 +111,18 @@ export ZHIZHI_TEST_ARTIFACTS=${ZHIZHI_TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$ZHIZHI_TEST_ARTIFACTS"
 say "test artifacts (console screenshots) go to $ZHIZHI_TEST_ARTIFACTS"
 start=$SECONDS
-# -parallel 48: the tests that call t.Parallel (internal/cli's end-to-end
+# -parallel 32: the tests that call t.Parallel (internal/cli's end-to-end
 # tests that mostly wait, on the simulated web's polite pace and on the
-# processes they start and kill, and their per-dialect subtests) all run at
+# processes they start and kill, and their per-dialect subtests) run at
 # once, so their waits overlap instead of adding up; every other test runs
 # one after another as before. With 16 slots the longest of them (ten kills
-# per dialect) waited 50 s for a slot; the default (one per core) would leave
-# most of them waiting.
-# -p: packages run four at a time, not one per core: the long packages
-# (cli, crawl, fetch, queue, ui) spend most of their time waiting at the
-# simulated sites' polite pace, so two cores keep four of them going.
+# per dialect) waited 50 s for a slot.
+# Packages: go test's default, one per core at a time. Four at a time was
+# slower on two cores: the long packages start serve processes, Chromium and
+# CPU-busy loops of their own, and every package waited for the processor.
 # -timeout is per package binary, a safety net far above the slowest package.
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -p "${GOTEST_PACKAGES:-4}" -parallel 48 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+go test -count=1 -parallel 32 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
 say "go test took $((SECONDS - start))s"
 
 # --- short fuzz passes over the code that reads hostile input -----------------
