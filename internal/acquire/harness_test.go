@@ -252,12 +252,48 @@ func pathsAt(w *sim.World, host string) []string {
 	return out
 }
 
-// smallSite is an httptest site whose requests are counted by path.
-type smallSite struct {
+// countingSite is a test site on a free loopback port whose requests are
+// counted by path.
+type countingSite struct {
 	addr string
 	mu   sync.Mutex
 	hits map[string]int
 }
+
+// serveCounted serves h as a countingSite until t ends.
+func serveCounted(t testing.TB, h http.Handler) *countingSite {
+	t.Helper()
+	s := &countingSite{hits: map[string]int{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.hits[r.URL.Path]++
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	s.addr = ln.Addr().String()
+	return s
+}
+
+func (s *countingSite) count(path string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hits[path]
+}
+
+// disallowPrivate is the test sites' robots.txt: all but /private/.
+func disallowPrivate(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	io.WriteString(w, "User-agent: *\nDisallow: /private/\n")
+}
+
+// smallSite serves smallArticle and a few other pages.
+type smallSite = countingSite
 
 // smallArticle has navigation, a footer and the article between them:
 // the main content is the article only.
@@ -279,12 +315,8 @@ const smallArticle = `<!DOCTYPE html>
 
 func newSmallSite(t testing.TB) *smallSite {
 	t.Helper()
-	s := &smallSite{hits: map[string]int{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "User-agent: *\nDisallow: /private/\n")
-	})
+	mux.HandleFunc("/robots.txt", disallowPrivate)
 	mux.HandleFunc("/article.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, smallArticle)
@@ -306,26 +338,7 @@ func newSmallSite(t testing.TB) *smallSite {
 		// Answers only once the client has given up.
 		<-r.Context().Done()
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		s.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	s.addr = ln.Addr().String()
-	return s
-}
-
-func (s *smallSite) count(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
+	return serveCounted(t, mux)
 }
 
 func smallURL(path string) string { return "http://" + smallHost + path }

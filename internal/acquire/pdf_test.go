@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,20 +31,12 @@ import (
 // page, a page robots.txt disallows and a missing file.
 const pdfHost = "www.pdf.gov.test"
 
-type pdfSite struct {
-	addr string
-	mu   sync.Mutex
-	hits map[string]int
-}
+type pdfSite = countingSite
 
 func newPDFSite(t testing.TB, extra map[string][]byte) *pdfSite {
 	t.Helper()
-	s := &pdfSite{hits: map[string]int{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "User-agent: *\nDisallow: /private/\n")
-	})
+	mux.HandleFunc("/robots.txt", disallowPrivate)
 	mux.HandleFunc("/pdf/{name}", func(w http.ResponseWriter, r *http.Request) {
 		name := r.PathValue("name")
 		b, ok := extra[name]
@@ -66,26 +57,7 @@ func newPDFSite(t testing.TB, extra map[string][]byte) *pdfSite {
 	mux.HandleFunc("/private/secret.pdf", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("robots.txt disallows %s, and it was asked for", r.URL.Path)
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		s.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	s.addr = ln.Addr().String()
-	return s
-}
-
-func (s *pdfSite) count(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
+	return serveCounted(t, mux)
 }
 
 func pdfURL(name string) string { return "http://" + pdfHost + "/pdf/" + name }

@@ -3,7 +3,6 @@ package acquire
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -42,20 +41,15 @@ fetch("/api/article.json").then(function (r) { return r.json(); }).then(function
 
 // jsSite serves jsHost; /hang.html answers only once release is closed.
 type jsSite struct {
-	addr    string
+	*countingSite
 	release chan struct{}
-	mu      sync.Mutex
-	hits    map[string]int
 }
 
 func newJSSite(t testing.TB) *jsSite {
 	t.Helper()
-	s := &jsSite{release: make(chan struct{}), hits: map[string]int{}}
+	s := &jsSite{release: make(chan struct{})}
 	mux := http.NewServeMux()
-	mux.HandleFunc("/robots.txt", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain")
-		io.WriteString(w, "User-agent: *\nDisallow: /private/\n")
-	})
+	mux.HandleFunc("/robots.txt", disallowPrivate)
 	mux.HandleFunc("/news.html", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, jsShell)
@@ -88,33 +82,17 @@ func newJSSite(t testing.TB) *jsSite {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, b.String())
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.URL.Path]++
-		s.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	})}
-	go srv.Serve(ln)
+	s.countingSite = serveCounted(t, mux)
+	// Registered after the server's close, so run before it: a page held
+	// until release answers before the server goes.
 	t.Cleanup(func() {
 		select {
 		case <-s.release:
 		default:
 			close(s.release)
 		}
-		srv.Close()
 	})
-	s.addr = ln.Addr().String()
 	return s
-}
-
-func (s *jsSite) count(path string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[path]
 }
 
 // needChromium skips without Chromium, except under CI=true, where it
