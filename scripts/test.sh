@@ -111,18 +111,19 @@ export ZHIZHI_TEST_ARTIFACTS=${ZHIZHI_TEST_ARTIFACTS:-$PWD/artifacts}
 mkdir -p "$ZHIZHI_TEST_ARTIFACTS"
 say "test artifacts (console screenshots) go to $ZHIZHI_TEST_ARTIFACTS"
 start=$SECONDS
-# -parallel 32: the tests that call t.Parallel (internal/cli's end-to-end
+# -parallel 16: the tests that call t.Parallel (internal/cli's end-to-end
 # tests that mostly wait, on the simulated web's polite pace and on the
-# processes they start and kill, and their per-dialect subtests) run at
-# once, so their waits overlap instead of adding up; every other test runs
-# one after another as before. With 16 slots the longest of them (ten kills
-# per dialect) waited 50 s for a slot.
+# processes they start and kill, and their per-dialect subtests) run 16 at
+# a time, so their waits overlap instead of adding up; every other test
+# runs one after another as before. More slots were slower on two cores: 32
+# left internal/cli no faster and made the package running beside it
+# (internal/crawl) take twice as long.
 # Packages: go test's default, one per core at a time. Four at a time was
 # slower on two cores: the long packages start serve processes, Chromium and
 # CPU-busy loops of their own, and every package waited for the processor.
 # -timeout is per package binary, a safety net far above the slowest package.
 # shellcheck disable=SC2086 # GOTESTFLAGS is a list of flags
-go test -count=1 -parallel 32 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
+go test -count=1 -parallel 16 -timeout 60m ${GOTESTFLAGS:-} ./... || failed+=("go test")
 say "go test took $((SECONDS - start))s"
 
 # --- short fuzz passes over the code that reads hostile input -----------------
