@@ -8,13 +8,13 @@ import (
 	"mime/multipart"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"zhizhi/internal/pdf/pdftest"
 
 	"github.com/pdfcpu/pdfcpu/pkg/api"
 
@@ -132,22 +132,6 @@ func uploadTo(t testing.TB, base, path, filename string, data []byte, fields map
 	}
 	checkSpec(t, path, a)
 	return a
-}
-
-func requirePDFTools(t testing.TB, ocr bool) {
-	t.Helper()
-	tools := []string{"pdftotext", "pdfimages", "pdftoppm", "prlimit"}
-	if ocr {
-		tools = append(tools, "tesseract")
-	}
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is required under CI (scripts/ensure-deps.sh poppler ocr)", tool)
-			}
-			t.Skipf("%s not installed (scripts/ensure-deps.sh poppler ocr)", tool)
-		}
-	}
 }
 
 func pdfFixture(t testing.TB, name string) []byte {
@@ -305,7 +289,7 @@ func TestPDFInspectFixtures(t *testing.T) {
 // is its text page by page or the same clear error as inspect; a scanned
 // page without OCR is listed in ocr_skipped, not read.
 func TestPDFParseFixtures(t *testing.T) {
-	requirePDFTools(t, false)
+	pdftest.RequireTools(t, false)
 	e := newEnv(t, storetest.SQLite(t))
 	page1 := "市人民政府办公厅关于印发二〇二六年政务公开工作要点的通知"
 	for _, c := range pdfCases {
@@ -516,7 +500,7 @@ func usageOf(t *testing.T, g *guarded, keyID int64) budget.Usage {
 // how many it needs and how many are left (an upload billed nothing, a
 // download its request and bytes); a parse without OCR still works.
 func TestPDFOCRBudget(t *testing.T) {
-	requirePDFTools(t, true)
+	pdftest.RequireTools(t, true)
 	storetest.ForEachDialect(t, testPDFOCRBudget)
 }
 
@@ -589,7 +573,7 @@ func testPDFOCRBudget(t *testing.T, st *store.Store) {
 // and Retry-After (an upload refused so is billed nothing), while a parse
 // without OCR is answered meanwhile.
 func TestPDFOCRBusy(t *testing.T) {
-	requirePDFTools(t, true)
+	pdftest.RequireTools(t, true)
 	g := newGuarded(t, storetest.SQLite(t))
 	hdr, keyID := ocrKey(t, g, 10)
 	scan := pdfFixture(t, "scanned-zh.pdf")

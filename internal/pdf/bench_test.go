@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"zhizhi/internal/pdf/pdftest"
 )
 
 // BenchmarkParseFixtures parses every fixture with OCR on and reports, per
@@ -15,7 +16,7 @@ import (
 //
 //	go test ./internal/pdf -run '^$' -bench ParseFixtures -benchtime 1x
 func BenchmarkParseFixtures(b *testing.B) {
-	requireTools(b, true)
+	pdftest.RequireTools(b, true)
 	files, err := filepath.Glob("testdata/*.pdf")
 	if err != nil || len(files) == 0 {
 		b.Fatalf("no fixtures: %v", err)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
+	"zhizhi/internal/pdf/pdftest"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -22,24 +22,6 @@ func fixture(t testing.TB, name string) []byte {
 		t.Fatalf("%v (regenerate: go run ./internal/pdf/testdata/gen internal/pdf/testdata)", err)
 	}
 	return b
-}
-
-// requireTools skips a test whose tools are missing, except under CI=true,
-// where it fails (scripts/test.sh installs them).
-func requireTools(t testing.TB, ocr bool) {
-	t.Helper()
-	tools := []string{"pdftotext", "pdfimages", "pdftoppm", "prlimit"}
-	if ocr {
-		tools = append(tools, "tesseract")
-	}
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if os.Getenv("CI") == "true" {
-				t.Fatalf("%s is required under CI (scripts/ensure-deps.sh poppler ocr)", tool)
-			}
-			t.Skipf("%s not installed (scripts/ensure-deps.sh poppler ocr)", tool)
-		}
-	}
 }
 
 // TestInspectFixtures: every fixture, well-formed or hostile, gets its one
@@ -189,7 +171,7 @@ func wantOCR(t *testing.T, r *Report, pages ...int) {
 // TestParseFixtures: the text layer of every readable fixture, and the
 // typed error of every unreadable one.
 func TestParseFixtures(t *testing.T) {
-	requireTools(t, false)
+	pdftest.RequireTools(t, false)
 	page1 := "市人民政府办公厅关于印发二〇二六年政务公开工作要点的通知"
 	page2 := "二、围绕优化营商环境，深化办事服务公开。"
 	cases := []struct {
@@ -274,7 +256,7 @@ func wantText(t *testing.T, r *Result, want ...string) {
 // image and wrapped in a PDF is read back with at least 0.9 of its
 // characters.
 func TestParseOCRReadsScannedChinese(t *testing.T) {
-	requireTools(t, true)
+	pdftest.RequireTools(t, true)
 	truth := string(fixture(t, "scanned-zh.txt"))
 	for _, c := range []struct{ file, source string }{
 		// 200 dpi: characters about 44 px tall, read from the image itself.
@@ -310,7 +292,7 @@ func TestParseOCRReadsScannedChinese(t *testing.T) {
 // TestParseOCRBusy: while one OCR runs a second is refused at once, with a
 // time to come back, and before any tool runs.
 func TestParseOCRBusy(t *testing.T) {
-	requireTools(t, true)
+	pdftest.RequireTools(t, true)
 	release, err := acquireOCR(3) // the first file's OCR, three pages long
 	if err != nil {
 		t.Fatal(err)
