@@ -3,7 +3,7 @@
 // document: {records: [...], problems: [...]} or {error: "..."}.
 //
 // usage: node check.mjs <file URL of warcio dist/index.js> <warc path>
-import { createReadStream, readFileSync } from "node:fs";
+import { createReadStream, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 
 const [warcioURL, warcPath] = process.argv.slice(2);
@@ -72,6 +72,14 @@ try {
         problems.push(`${label(record)}: WARC-Block-Digest ${recordedBlock}, computed ${computedBlock}`);
       }
       records.push(r);
+    }
+    // warcio stops quietly at a record it cannot inflate or parse; bytes
+    // left after the last whole record mean the file is damaged there.
+    const size = statSync(warcPath).size;
+    const last = records[records.length - 1];
+    const end = last ? last.offset + last.length : 0;
+    if (end !== size) {
+      problems.push(`warcio read whole records up to byte ${end} of ${size}; what follows offset ${end} is not a readable record`);
     }
   }
 
