@@ -3,6 +3,7 @@ package warc
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -35,7 +36,7 @@ func SURT(raw string) (string, error) {
 	lower := strings.ToLower(s)
 	switch {
 	case strings.HasPrefix(lower, "http://"), strings.HasPrefix(lower, "https://"):
-	case strings.Contains(lower, "://"):
+	case otherScheme.MatchString(lower):
 		return lower, nil
 	default:
 		s = "http://" + s
@@ -80,6 +81,10 @@ func SURT(raw string) (string, error) {
 	}
 	return strings.ToLower(b.String()), nil
 }
+
+// otherScheme matches a URL that starts with a scheme other than http(s)
+// ("mailto:", "ftp://"), and not a bare host with a port ("a.cn:8080/").
+var otherScheme = regexp.MustCompile(`^[a-z][a-z0-9+.-]*:([^0-9]|$)`)
 
 // surtHost is the part of a SURT key before ")", the reversed host and
 // port.
