@@ -86,9 +86,10 @@ type warcioCheck struct {
 	Error    string         `json:"error"`
 }
 
-// warcioRead runs testdata/check.mjs over a WARC file: warcio.js parses
-// every record and its serializer recomputes block and payload digests.
-func warcioRead(t testing.TB, path string) warcioCheck {
+// warcioRead runs testdata/check.mjs over WARC files (one node process
+// for all): warcio.js parses every record and its serializer recomputes
+// block and payload digests. It returns one check per path, in order.
+func warcioRead(t testing.TB, paths ...string) []warcioCheck {
 	t.Helper()
 	dir := warcio(t)
 	script, err := filepath.Abs(filepath.Join("testdata", "check.mjs"))
@@ -96,19 +97,19 @@ func warcioRead(t testing.TB, path string) warcioCheck {
 		t.Fatal(err)
 	}
 	entry := "file://" + filepath.ToSlash(filepath.Join(dir, "node_modules", "warcio", "dist", "index.js"))
-	cmd := exec.CommandContext(t.Context(), "node", script, entry, path)
+	cmd := exec.CommandContext(t.Context(), "node", append([]string{script, entry}, paths...)...)
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			t.Fatalf("node check.mjs %s: %v\n%s", path, err, ee.Stderr)
+			t.Fatalf("node check.mjs %v: %v\n%s", paths, err, ee.Stderr)
 		}
-		t.Fatalf("node check.mjs %s: %v", path, err)
+		t.Fatalf("node check.mjs %v: %v", paths, err)
 	}
-	var c warcioCheck
-	if err := json.Unmarshal(out, &c); err != nil {
-		t.Fatalf("check.mjs output is not JSON: %v\n%s", err, out)
+	var c []warcioCheck
+	if err := json.Unmarshal(out, &c); err != nil || len(c) != len(paths) {
+		t.Fatalf("check.mjs output is not %d JSON results: %v\n%s", len(paths), err, out)
 	}
 	return c
 }

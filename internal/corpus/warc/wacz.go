@@ -101,6 +101,9 @@ func WriteWACZ(w io.Writer, in WACZInput) error {
 		return errors.New("wacz: no WARC files to package")
 	}
 	created := in.Created.UTC().Truncate(time.Second)
+	if created.Year() < 1980 || created.Year() > 2107 {
+		return fmt.Errorf("wacz: Created %s is outside the years a ZIP can date (1980–2107)", created.Format(time.RFC3339))
+	}
 	seen := map[string]bool{}
 	for _, f := range in.WARCs {
 		if !warcNameRE.MatchString(f.Name) {
@@ -163,8 +166,12 @@ func WriteWACZ(w io.Writer, in WACZInput) error {
 	// range reader finds the records at their indexed offsets.
 	for i, f := range in.WARCs {
 		path := "archive/" + f.Name
+		// CreateRaw, unlike CreateHeader, does not turn Modified into the
+		// MS-DOS date and time fields; set them here.
 		fh := &zip.FileHeader{Name: path, Method: zip.Store, Modified: created,
-			CRC32: infos[i].crc, CompressedSize64: uint64(infos[i].size), UncompressedSize64: uint64(infos[i].size)}
+			ModifiedDate: uint16(created.Day() + int(created.Month())<<5 + (created.Year()-1980)<<9),
+			ModifiedTime: uint16(created.Second()/2 + created.Minute()<<5 + created.Hour()<<11),
+			CRC32:        infos[i].crc, CompressedSize64: uint64(infos[i].size), UncompressedSize64: uint64(infos[i].size)}
 		fw, err := zw.CreateRaw(fh)
 		if err != nil {
 			return fmt.Errorf("wacz: add %s: %w", path, err)

@@ -214,10 +214,19 @@ func TestWriteRejectsBadExchanges(t *testing.T) {
 // written.
 func TestIndependentReader(t *testing.T) {
 	dir := t.TempDir()
-	for name, ex := range exchanges(t) {
+	exs := exchanges(t)
+	names := []string{"utf8", "gb18030", "pdf", "redirect"}
+	var paths []string
+	written := map[string][]Record{}
+	for _, name := range names {
+		path, recs := writeFile(t, dir, name, exs[name])
+		paths = append(paths, path)
+		written[name] = recs
+	}
+	checks := warcioRead(t, paths...)
+	for i, name := range names {
+		ex, recs, c := exs[name], written[name], checks[i]
 		t.Run(name, func(t *testing.T) {
-			path, recs := writeFile(t, dir, name, ex)
-			c := warcioRead(t, path)
 			if c.Error != "" {
 				t.Fatalf("warcio could not read the file: %s", c.Error)
 			}

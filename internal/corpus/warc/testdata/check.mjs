@@ -1,12 +1,13 @@
-// Reads every record of a WARC file with warcio.js and has warcio's own
-// serializer recompute the block and payload digests, then prints one JSON
-// document: {records: [...], problems: [...]} or {error: "..."}.
+// Reads every record of each WARC file with warcio.js and has warcio's own
+// serializer recompute the block and payload digests, then prints a JSON
+// array with one document per file: {records: [...], problems: [...]} or
+// {error: "..."}.
 //
-// usage: node check.mjs <file URL of warcio dist/index.js> <warc path>
+// usage: node check.mjs <file URL of warcio dist/index.js> <warc path>...
 import { createReadStream, statSync } from "node:fs";
 import { createHash } from "node:crypto";
 
-const [warcioURL, warcPath] = process.argv.slice(2);
+const [warcioURL, ...warcPaths] = process.argv.slice(2);
 const { WARCParser, WARCSerializer } = await import(warcioURL);
 
 function concat(chunks) {
@@ -32,6 +33,7 @@ async function recompute(record) {
 
 const label = (r) => `${r.warcHeaders.headers.get("WARC-Record-ID")} (${r.warcType})`;
 
+async function check(warcPath) {
 try {
   const records = [];
   const problems = [];
@@ -112,7 +114,14 @@ try {
       problems.push(`the second reading found ${i} records, the first ${records.length}`);
     }
   }
-  console.log(JSON.stringify({ records, problems }));
+  return { records, problems };
 } catch (e) {
-  console.log(JSON.stringify({ error: String(e && e.stack ? e.stack : e) }));
+  return { error: String(e && e.stack ? e.stack : e) };
 }
+}
+
+const results = [];
+for (const p of warcPaths) {
+  results.push(await check(p));
+}
+console.log(JSON.stringify(results));
