@@ -189,6 +189,9 @@ func checkRecord(data []byte, offset int64) (*Record, error) {
 		gowarc.WithSpecViolationPolicy(gowarc.ErrFail),
 		gowarc.WithUnknownRecordTypePolicy(gowarc.ErrFail),
 		gowarc.WithSkipParseBlock(),
+		// The member is in memory already; without this gowarc copies a
+		// block over 1 MiB into a temporary file.
+		gowarc.WithBufferMaxMemBytes(int64(len(data))+1),
 	)
 	wr, _, _, err := u.Unmarshal(bufio.NewReader(bytes.NewReader(data)))
 	if err != nil {

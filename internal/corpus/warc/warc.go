@@ -143,7 +143,9 @@ func Write(w io.Writer, ex Exchange) ([]Record, error) {
 	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestCompression)
 	var out []Record
 	for _, s := range specs {
-		rb := gowarc.NewRecordBuilder(s.rt, recordOptions()...)
+		// The block is in memory already; a buffer as large keeps gowarc
+		// from spilling it to a temporary file.
+		rb := gowarc.NewRecordBuilder(s.rt, append(recordOptions(), gowarc.WithBufferMaxMemBytes(int64(len(s.block))+1))...)
 		rb.AddWarcHeader(gowarc.WarcRecordID, ids[s.name])
 		rb.AddWarcHeaderTime(gowarc.WarcDate, p.date)
 		if s.target {

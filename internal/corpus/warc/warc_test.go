@@ -148,6 +148,28 @@ func TestWriteRecordsAndVerifyAgree(t *testing.T) {
 	}
 }
 
+// TestWriteLargeBodyStaysInMemory writes a 3 MiB attachment with TMPDIR
+// pointing nowhere: it must succeed and verify, so no temporary file was
+// needed on the way.
+func TestWriteLargeBodyStaysInMemory(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "absent"))
+	ex := exchanges(t)["pdf"]
+	body := bytes.Repeat(pdfLike(), 3<<20/len(pdfLike())+1)
+	ex.Body = body
+	var b bytes.Buffer
+	recs, err := Write(&b, ex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Verify(bytes.NewReader(b.Bytes()))
+	if err != nil || !reflect.DeepEqual(got, recs) {
+		t.Fatalf("Verify: %v", err)
+	}
+	if resp := member(t, b.Bytes(), recs[1]); !bytes.HasSuffix(resp, append(body, "\r\n\r\n"...)) {
+		t.Error("the 3 MiB body did not come back whole")
+	}
+}
+
 func TestWriteIsReproducible(t *testing.T) {
 	ex := exchanges(t)["utf8"]
 	var a, b bytes.Buffer
