@@ -30,8 +30,9 @@ type SiteFile struct {
 	Owned                  bool
 	Enabled                bool
 	Remark                 string
-	RateIntervalSec        int  // rate.interval_sec; 0 means the default spacing
-	AttachmentOCR          bool // attachments.ocr: read scanned pages of PDF attachments with OCR
+	RateIntervalSec        int    // rate.interval_sec; 0 means the default spacing
+	AttachmentOCR          bool   // attachments.ocr: read scanned pages of PDF attachments with OCR
+	CorpusRights           string // corpus.rights: public_info | reference | unknown (the default)
 
 	CMSAdapter    string
 	AdapterParams map[string]any // scalar values as written
@@ -102,11 +103,12 @@ const (
 
 var (
 	siteKeys = []string{"site_code", "site_name", "base_url", "site_role", "access", "fetch_strategy",
-		"strategy_override_reason", "respect_robots", "owned", "enabled", "remark", "rate", "attachments",
+		"strategy_override_reason", "respect_robots", "owned", "enabled", "remark", "rate", "attachments", "corpus",
 		"cms_adapter", "adapter_params", "depts", "template", "targets"}
 	siteAliases = map[string]string{"site_id": "site_code", "strategy": "fetch_strategy"}
 	rateKeys    = []string{"interval_sec"}
 	attachKeys  = []string{"ocr"}
+	corpusKeys  = []string{"rights"}
 	deptKeys    = []string{"dept_path", "dept_binding", "local_dept_id", "dept_display_name", "enabled", "columns"}
 	columnKeys  = []string{"column_id", "name", "channel_path", "category", "subcategory",
 		"expected_cadence_days", "enabled", "target_code"}
@@ -179,6 +181,15 @@ func (r *reporter) readSite(path string, root *yaml.Node) *SiteFile {
 	if m.has("attachments") {
 		am := r.readMapping(path, m.vals["attachments"], "attachments", attachKeys, nil)
 		s.AttachmentOCR = am.boolean("ocr", false)
+	}
+	s.CorpusRights = model.RightsUnknown
+	if m.has("corpus") {
+		cm := r.readMapping(path, m.vals["corpus"], "corpus", corpusKeys, nil)
+		if v := cm.str("rights", false, "public_info"); v != "" {
+			if cm.oneOf("rights", v, model.RightsProfiles) {
+				s.CorpusRights = v
+			}
+		}
 	}
 
 	s.CMSAdapter = m.str("cms_adapter", false, "gkmlpt")

@@ -195,6 +195,7 @@ func (b *Bundle) SiteModel(s *SiteFile) *model.Site {
 		Enabled:                s.Enabled,
 		Remark:                 s.Remark,
 		AttachmentOCR:          s.AttachmentOCR,
+		CorpusRights:           s.CorpusRights,
 	}
 	if s.CMSAdapter != "" {
 		m.CMSAdapter = s.CMSAdapter

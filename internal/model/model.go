@@ -78,6 +78,19 @@ const (
 )
 
 // Site is a row of crawl_site.
+// A site's rights profile for the corpus (corpus.rights in its YAML):
+// public_info may be published in a release; reference is kept but never
+// released; unknown (the default) holds its works back until a person
+// decides.
+const (
+	RightsPublicInfo = "public_info"
+	RightsReference  = "reference"
+	RightsUnknown    = "unknown"
+)
+
+// RightsProfiles lists the values of a site's corpus rights profile.
+var RightsProfiles = []string{RightsPublicInfo, RightsReference, RightsUnknown}
+
 type Site struct {
 	ID                     int64
 	SiteCode               string
@@ -94,7 +107,8 @@ type Site struct {
 	Owned                  bool   // politeness limits may be loosened
 	Enabled                bool
 	Remark                 string
-	AttachmentOCR          bool // read scanned pages of PDF attachments with OCR (attachments.ocr)
+	AttachmentOCR          bool   // read scanned pages of PDF attachments with OCR (attachments.ocr)
+	CorpusRights           string // public_info | reference | unknown (corpus.rights); empty means unknown
 	CreatedAt              time.Time
 	UpdatedAt              time.Time
 }

@@ -314,12 +314,16 @@ func (s *Store) SaveArticle(ctx context.Context, a *model.Article, atts []model.
 }
 
 // BlobRefs returns every blob path a row refers to: raw HTML, text and
-// attachment files, and the raw bodies of the acquisition API's snapshots.
+// attachment files, the raw bodies of the acquisition API's snapshots, and
+// the corpus's snapshots and release files.
 func (s *Store) BlobRefs(ctx context.Context) (map[string]bool, error) {
 	rows, err := s.conn().query(ctx, `SELECT raw_html_path FROM article WHERE raw_html_path IS NOT NULL
 		UNION SELECT text_path FROM article WHERE text_path IS NOT NULL
 		UNION SELECT file_path FROM attachment WHERE file_path IS NOT NULL
-		UNION SELECT raw_path FROM fetch_snapshot`)
+		UNION SELECT raw_path FROM fetch_snapshot
+		UNION SELECT warc_path FROM corpus_snapshot UNION SELECT text_path FROM corpus_snapshot
+		UNION SELECT manifest_path FROM corpus_snapshot UNION SELECT manifest_path FROM corpus_release
+		UNION SELECT blob_path FROM corpus_release_file`)
 	if err != nil {
 		return nil, fmt.Errorf("blob references: %w", err)
 	}

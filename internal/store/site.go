@@ -12,14 +12,14 @@ import (
 
 const siteColumns = `id, site_code, site_name, base_url, site_role, cms_adapter, adapter_params_json,
 	default_fetch_strategy, strategy_override_reason, respect_robots, yaml_path, access, owned,
-	enabled, remark, attachment_ocr, created_at, updated_at`
+	enabled, remark, attachment_ocr, corpus_rights, created_at, updated_at`
 
 func scanSite(row interface{ Scan(...any) error }) (*model.Site, error) {
 	var s model.Site
 	err := row.Scan(&s.ID, &s.SiteCode, &s.SiteName, &s.BaseURL, &s.SiteRole, strCol{&s.CMSAdapter},
 		jsonCol{&s.AdapterParams}, strCol{&s.DefaultFetchStrategy}, strCol{&s.StrategyOverrideReason},
 		&s.RespectRobots, strCol{&s.YAMLPath}, &s.Access, &s.Owned, &s.Enabled, strCol{&s.Remark},
-		&s.AttachmentOCR, timeCol{&s.CreatedAt}, timeCol{&s.UpdatedAt})
+		&s.AttachmentOCR, &s.CorpusRights, timeCol{&s.CreatedAt}, timeCol{&s.UpdatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -35,6 +35,9 @@ func (t *Tx) UpsertSite(ctx context.Context, s *model.Site) (id int64, changed b
 	if s.Access == "" {
 		s.Access = model.AccessSummary
 	}
+	if s.CorpusRights == "" {
+		s.CorpusRights = model.RightsUnknown
+	}
 	old, err := scanSite(t.c.queryRow(ctx, `SELECT `+siteColumns+` FROM crawl_site WHERE site_code = ?`, s.SiteCode))
 	if err != nil && notFound(err) != ErrNotFound {
 		return 0, false, fmt.Errorf("upsert site %s: %w", s.SiteCode, err)
@@ -43,11 +46,11 @@ func (t *Tx) UpsertSite(ctx context.Context, s *model.Site) (id int64, changed b
 	if old == nil {
 		id, err := t.c.insertID(ctx, `INSERT INTO crawl_site (site_code, site_name, base_url, site_role,
 			cms_adapter, adapter_params_json, default_fetch_strategy, strategy_override_reason,
-			respect_robots, yaml_path, access, owned, enabled, remark, attachment_ocr, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			respect_robots, yaml_path, access, owned, enabled, remark, attachment_ocr, corpus_rights, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			s.SiteCode, s.SiteName, s.BaseURL, s.SiteRole, nullStr(s.CMSAdapter), jsonArg(s.AdapterParams),
 			nullStr(s.DefaultFetchStrategy), nullStr(s.StrategyOverrideReason), s.RespectRobots,
-			nullStr(s.YAMLPath), s.Access, s.Owned, s.Enabled, nullStr(s.Remark), s.AttachmentOCR, t.s.ts(now), t.s.ts(now))
+			nullStr(s.YAMLPath), s.Access, s.Owned, s.Enabled, nullStr(s.Remark), s.AttachmentOCR, s.CorpusRights, t.s.ts(now), t.s.ts(now))
 		if err != nil {
 			return 0, false, fmt.Errorf("upsert site %s: %w", s.SiteCode, err)
 		}
@@ -64,10 +67,10 @@ func (t *Tx) UpsertSite(ctx context.Context, s *model.Site) (id int64, changed b
 	}
 	_, err = t.c.exec(ctx, `UPDATE crawl_site SET site_name = ?, base_url = ?, site_role = ?, cms_adapter = ?,
 		adapter_params_json = ?, default_fetch_strategy = ?, strategy_override_reason = ?, respect_robots = ?,
-		yaml_path = ?, access = ?, owned = ?, enabled = ?, remark = ?, attachment_ocr = ?, updated_at = ? WHERE id = ?`,
+		yaml_path = ?, access = ?, owned = ?, enabled = ?, remark = ?, attachment_ocr = ?, corpus_rights = ?, updated_at = ? WHERE id = ?`,
 		s.SiteName, s.BaseURL, s.SiteRole, nullStr(s.CMSAdapter), jsonArg(s.AdapterParams),
 		nullStr(s.DefaultFetchStrategy), nullStr(s.StrategyOverrideReason), s.RespectRobots,
-		nullStr(s.YAMLPath), s.Access, s.Owned, s.Enabled, nullStr(s.Remark), s.AttachmentOCR, t.s.ts(now), old.ID)
+		nullStr(s.YAMLPath), s.Access, s.Owned, s.Enabled, nullStr(s.Remark), s.AttachmentOCR, s.CorpusRights, t.s.ts(now), old.ID)
 	if err != nil {
 		return 0, false, fmt.Errorf("upsert site %s: %w", s.SiteCode, err)
 	}
