@@ -56,17 +56,18 @@ func names(m map[string]listedTool) []string {
 
 var han = regexp.MustCompile(`\p{Han}`)
 
-// TestStdio: the official TypeScript client spawns a real server process
-// speaking stdio (as `zhizhi mcp` does), lists the four tools, searches,
-// reads and cites from the release, reads the resource template, fetches a
-// hostile page, and gets tool errors (not protocol failures) for bad
+// TestStdio: the official TypeScript client spawns real server processes
+// speaking stdio (as `zhizhi mcp` does). Acting for an operator, it lists
+// the four tools, searches, reads and cites from the release, reads the
+// resource template, and gets tool errors (not protocol failures) for bad
 // arguments, a missing work and a robots refusal, after which the server
-// still answers.
+// still answers. Acting for a viewer, fetch is neither listed nor allowed.
+// Hostile web text stays inside its fence (checkHostile).
 func TestStdio(t *testing.T) {
 	site := hostileSite(t)
 	be := newMemBackend()
 	gd, _ := be.find("w_gd2024005", 0)
-	out := mcptest.Run(t, stdioPlan(t, "operator",
+	outs := mcptest.RunAll(t, stdioPlan(t, "operator",
 		mcptest.ListTools(),
 		mcptest.Call("search", map[string]any{"query": "高标准农田"}),
 		mcptest.Call("search", map[string]any{"query": "春耕", "dept": "清远市农业农村局", "from": "2024-01-01", "to": "2024-12-31", "limit": 1}),
@@ -84,7 +85,10 @@ func TestStdio(t *testing.T) {
 		mcptest.ListResourceTemplates(),
 		mcptest.ReadResource("zhizhi://works/w_gz2023yshj"),
 		mcptest.Call("search", map[string]any{"query": "营商环境"}),
-	))
+	), viewerPlan(t), hostilePlan(t, site))
+	t.Run("viewer", func(t *testing.T) { checkViewer(t, outs[1]) })
+	t.Run("hostile", func(t *testing.T) { checkHostile(t, site, outs[2]) })
+	out := outs[0]
 	if out.ConnectError != nil {
 		t.Fatalf("connect: %+v", out.ConnectError)
 	}
@@ -244,14 +248,18 @@ func TestStdio(t *testing.T) {
 	})
 }
 
-// TestStdioViewer: a stdio server acting for a viewer does not list fetch,
-// and a call of it anyway is a tool error naming the scope it needs.
-func TestStdioViewer(t *testing.T) {
-	out := mcptest.Run(t, stdioPlan(t, "viewer",
+// viewerPlan and checkViewer: a stdio server acting for a viewer does not
+// list fetch, and a call of it anyway is a tool error naming the scope it
+// needs.
+func viewerPlan(t *testing.T) mcptest.Plan {
+	return stdioPlan(t, "viewer",
 		mcptest.ListTools(),
 		mcptest.Call("fetch", map[string]any{"url": "https://www.gd.gov.cn/"}),
 		mcptest.Call("search", map[string]any{"query": "营商环境"}),
-	))
+	)
+}
+
+func checkViewer(t *testing.T, out *mcptest.Outcome) {
 	if out.ConnectError != nil {
 		t.Fatalf("connect: %+v", out.ConnectError)
 	}

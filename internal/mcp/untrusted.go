@@ -13,10 +13,10 @@ import (
 //	<<<END UNTRUSTED SOURCE CONTENT fence=<nonce>>>>
 //
 // The nonce is 64 random bits drawn for each result, so a page cannot
-// write the closing line in advance; and inside the fence every run of
-// "<<<" or ">>>" has its first character turned full-width ("＜<<",
-// "＞>>"), so the text holds no fence line of any nonce, not even one that
-// a model reading carelessly would take for the end.
+// write the closing line in advance; and inside the fence no run of three
+// '<' or '>' is left (Neutralize: "<<<" becomes "＜<<"), so the text holds
+// no fence line of any nonce, not even one that a model reading carelessly
+// would take for the end.
 const (
 	fenceOpen  = "<<<UNTRUSTED SOURCE CONTENT fence="
 	fenceClose = "<<<END UNTRUSTED SOURCE CONTENT fence="
@@ -59,13 +59,37 @@ func (f fence) wrap(body string) string {
 	return b.String()
 }
 
-// Neutralize turns the first character of every run of "<<<" or ">>>" in
-// s full-width, until none is left: "<<<<END" becomes "＜＜<<END". Text is
-// otherwise unchanged.
+// Neutralize rewrites every run of three or more '<' (or '>') in s so
+// that only its last two stay ASCII and the rest turn full-width:
+// "<<<END" becomes "＜<<END", "<<<<" becomes "＜＜<<". No run of three is
+// left, so s cannot hold a fence line; all other text is unchanged.
 func Neutralize(s string) string {
-	for strings.Contains(s, "<<<") || strings.Contains(s, ">>>") {
-		s = strings.ReplaceAll(s, "<<<", "＜<<")
-		s = strings.ReplaceAll(s, ">>>", "＞>>")
+	if !strings.Contains(s, "<<<") && !strings.Contains(s, ">>>") {
+		return s
 	}
-	return s
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '<' && c != '>' {
+			b.WriteByte(c)
+			i++
+			continue
+		}
+		n := 1
+		for i+n < len(s) && s[i+n] == c {
+			n++
+		}
+		if n >= 3 {
+			wide := "＜"
+			if c == '>' {
+				wide = "＞"
+			}
+			b.WriteString(strings.Repeat(wide, n-2))
+			n, i = 2, i+n-2
+		}
+		b.WriteString(s[i : i+n])
+		i += n
+	}
+	return b.String()
 }

@@ -128,13 +128,20 @@ type Error struct {
 // the test when the client script itself fails.
 func Run(t testing.TB, plan Plan) *Outcome {
 	t.Helper()
+	return RunAll(t, plan)[0]
+}
+
+// RunAll runs plans one after another in one client process (node takes
+// seconds to start on a busy machine), one connection each.
+func RunAll(t testing.TB, plans ...Plan) []*Outcome {
+	t.Helper()
 	sdk := SDK(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "client.mjs")
-	planFile := filepath.Join(dir, "plan.json")
-	pj, err := json.Marshal(plan)
+	planFile := filepath.Join(dir, "plans.json")
+	pj, err := json.Marshal(plans)
 	if err != nil {
-		t.Fatalf("plan: %v", err)
+		t.Fatalf("plans: %v", err)
 	}
 	if err := os.WriteFile(script, clientScript, 0o644); err != nil {
 		t.Fatal(err)
@@ -150,12 +157,12 @@ func Run(t testing.TB, plan Plan) *Outcome {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("MCP client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
 	}
-	var out Outcome
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
-		t.Fatalf("MCP client output: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
+	var out []*Outcome
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(plans) {
+		t.Fatalf("MCP client output (%d plans): %v\nstdout: %s\nstderr: %s", len(plans), err, stdout.String(), stderr.String())
 	}
 	if stderr.Len() > 0 {
 		t.Logf("MCP client stderr:\n%s", stderr.String())
 	}
-	return &out
+	return out
 }
