@@ -23,7 +23,9 @@ func TestServeStdioEnds(t *testing.T) {
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		done := make(chan error, 1)
-		go func() { done <- mcp.ServeStdio(t.Context(), newMemBackend(), p, mcp.Options{Version: "test"}, inR, outW) }()
+		go func() {
+			done <- mcp.ServeStdio(t.Context(), newMemBackend(), p, mcp.Options{Version: "test"}, inR, outW)
+		}()
 		lines := bufio.NewScanner(outR)
 		lines.Buffer(nil, 1<<20)
 		send := func(msg string) {
