@@ -125,7 +125,7 @@ func TestHTTP(t *testing.T) {
 		if s["release"] != "2025.06.01-1" || s["total"] != 2.0 || len(hits) != 1 || hits[0].(map[string]any)["id"] != "w_gd2024005" {
 			t.Errorf("search with limit 1: %v", s)
 		}
-		if !strings.Contains(outside, "2 works match; the first 1 follow") {
+		if !strings.Contains(outside, "Release 2025.06.01-1: 2 matches, showing the first 1.") {
 			t.Errorf("outside the fence: %q", outside)
 		}
 		if _, _, s := untrusted(t, "read_work", out.Steps[2].Result); !strings.Contains(s["text"].(string), "条例共七章") {

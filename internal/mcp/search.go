@@ -29,14 +29,14 @@ func (t *tools) search(ctx context.Context, _ *sdk.CallToolRequest, in SearchInp
 	}
 	out.Marking = marking()
 
-	var head string
+	head := fmt.Sprintf("Release %s: %s", out.Release, count(out.Total, "match", "matches"))
 	switch {
-	case len(out.Hits) == 0:
+	case out.Total == 0:
 		head = fmt.Sprintf("Release %s: no work matches.", out.Release)
 	case len(out.Hits) < out.Total:
-		head = fmt.Sprintf("Release %s: %d works match; the first %d follow.", out.Release, out.Total, len(out.Hits))
+		head += fmt.Sprintf(", showing the first %d.", len(out.Hits))
 	default:
-		head = fmt.Sprintf("Release %s: %d works match.", out.Release, out.Total)
+		head += "."
 	}
 	var b strings.Builder
 	for i, h := range out.Hits {
@@ -88,4 +88,12 @@ func checkSearch(in SearchInput) (SearchInput, error) {
 		return in, fmt.Errorf("limit %d is out of range: ask for 1 to %s works", in.Limit, strconv.Itoa(MaxLimit))
 	}
 	return in, nil
+}
+
+// count is "1 match" or "2 matches".
+func count(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }

@@ -85,6 +85,7 @@ func TestStdio(t *testing.T) {
 		mcptest.ListResourceTemplates(),
 		mcptest.ReadResource("zhizhi://works/w_gz2023yshj"),
 		mcptest.Call("search", map[string]any{"query": "营商环境"}),
+		mcptest.Call("search", map[string]any{"query": "不存在的词语"}),
 	), viewerPlan(t), hostilePlan(t, site))
 	t.Run("viewer", func(t *testing.T) { checkViewer(t, outs[1]) })
 	t.Run("hostile", func(t *testing.T) { checkHostile(t, site, outs[2]) })
@@ -139,7 +140,7 @@ func TestStdio(t *testing.T) {
 		if h := hits[0].(map[string]any); h["docno"] != "粤府办〔2024〕5号" || h["published"] != "2024-03-12" || !strings.Contains(h["snippet"].(string), "高标准农田") {
 			t.Errorf("first hit %v", h)
 		}
-		if !strings.Contains(outside, "Release 2025.06.01-1: 2 works match.") {
+		if !strings.Contains(outside, "Release 2025.06.01-1: 2 matches.") {
 			t.Errorf("outside the fence %q, want the release and the count", outside)
 		}
 		for _, want := range []string{"[1] id: w_gd2024005 (revision 1)", "title: 广东省人民政府办公厅关于印发广东省高标准农田建设实施方案（2024—2030年）的通知",
@@ -222,6 +223,11 @@ func TestStdio(t *testing.T) {
 		_, _, s := untrusted(t, "search after the errors", step(16))
 		if s["total"] != 1.0 {
 			t.Errorf("search after errors: %v", s)
+		}
+		inside, outside, s := untrusted(t, "search without a match", step(17))
+		if s["total"] != 0.0 || len(s["hits"].([]any)) != 0 || strings.TrimSpace(inside) != "" ||
+			!strings.Contains(outside, "Release 2025.06.01-1: no work matches.") {
+			t.Errorf("no match: %v, outside %q", s, outside)
 		}
 	})
 
