@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,7 +120,7 @@ func (t *tools) refusal(tool, scope string) string {
 	switch {
 	case t.p == nil:
 		return msg + ", and this server acts for nobody"
-	case t.p.APIKeyID != 0 && !containsString(t.p.Scopes, scope):
+	case t.p.APIKeyID != 0 && !slices.Contains(t.p.Scopes, scope):
 		have := strings.Join(t.p.Scopes, ",")
 		if have == "" {
 			have = "none"
@@ -135,15 +136,6 @@ func scopeHint(scope string) string {
 		return "read,acquire (its user must be an operator or admin)"
 	}
 	return scope
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Tool definitions. Their input schemas are built once, so the schema
