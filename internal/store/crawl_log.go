@@ -33,6 +33,7 @@ func (s *Store) InsertCrawlLog(ctx context.Context, l *model.CrawlLog) error {
 
 // CrawlLogFilter selects crawl_log rows; zero fields select all.
 type CrawlLogFilter struct {
+	ID       int64 // one row
 	Host     string
 	TargetID *int64
 	SiteID   *int64
@@ -50,6 +51,10 @@ func (s *Store) ListCrawlLogs(ctx context.Context, f CrawlLogFilter) ([]model.Cr
 	query := `SELECT id, site_id, target_id, host, article_url, purpose, method, strategy, http_status, bytes,
 		bytes_saved, duration_ms, success, error_class, error_msg, occurred_at FROM crawl_log WHERE 1 = 1`
 	var args []any
+	if f.ID != 0 {
+		query += ` AND id = ?`
+		args = append(args, f.ID)
+	}
 	if f.Host != "" {
 		query += ` AND host = ?`
 		args = append(args, f.Host)
