@@ -150,13 +150,14 @@ func runServe(cmd *cobra.Command, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	acq, mcpH := serveAPIs()
 	err = server.Run(cmd.Context(), server.Config{
 		DatabaseURL: databaseURL(), DataDir: settings.DataDir, ConfigDir: settings.ConfigDir,
 		Client: clientOptions(rm),
 		Listen: o.listen, Workers: o.workers, JobBudget: o.budget, Tick: o.tick, Location: o.loc,
 		SecureCookies: o.secureCookies, ClientIPHeader: o.clientIPHeader,
-		Acquire: acquireHandler,
-		Stderr:  errw, Logger: slog.Default(),
+		Acquire: acq, MCP: mcpH,
+		Stderr: errw, Logger: slog.Default(),
 	})
 	var bad *server.ConfigError
 	switch {

@@ -84,6 +84,10 @@ type Config struct {
 	// acquisition API), from what serve runs with. An error stops the
 	// start.
 	Acquire func(Deps) (http.Handler, error)
+	// MCP, when set, makes the handler mounted on /mcp (the MCP server
+	// over the corpus and the acquisition API, streamable HTTP). It is
+	// made after Acquire.
+	MCP func(Deps) (http.Handler, error)
 
 	// Stderr hears what serve tells its operator (started, stopping, jobs
 	// taken back); nil means os.Stderr.
@@ -333,6 +337,14 @@ func Run(ctx context.Context, cfg Config) error {
 		mux.Handle("/v2/", h)
 		acquireAPI = h
 	}
+	if cfg.MCP != nil {
+		h, err := cfg.MCP(Deps{Store: st, Queue: q, Fetch: client, Config: live, Auth: sessions, Metrics: m,
+			Location: cfg.Location, Logger: log})
+		if err != nil {
+			return fmt.Errorf("serve: MCP server: %w", err)
+		}
+		mux.Handle("/mcp", h)
+	}
 	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, sessions: sessions,
 		loc: cfg.Location, configDir: cfg.ConfigDir, log: log, acquire: acquireAPI}); err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -369,6 +381,9 @@ func Run(ctx context.Context, cfg Config) error {
 	acquireAt := ""
 	if cfg.Acquire != nil {
 		acquireAt = ", 获取 API /v1/ /v2/"
+	}
+	if cfg.MCP != nil {
+		acquireAt += ", MCP /mcp"
 	}
 	fmt.Fprintf(errw, "serve: 已启动 — http://%s (公开门户 /, 透明账本 /ledger, 控制台 /admin/, API /api/v1/%s, healthz, readyz, metrics); %s 数据库; %d 个采集并发; 时区 %s\n",
 		addr, acquireAt, st.Dialect(), cfg.Workers, cfg.Location)
