@@ -17,9 +17,9 @@ import (
 // TestServeTakesBackADeadWorkersJobs: three `zhizhi serve` processes share
 // one PostgreSQL database with the default job budget (20 minutes). The one
 // holding running crawls — found from the queue, not guessed — is killed
-// with SIGKILL; another process attempts each of its crawls again within a
+// with SIGKILL; another process takes each of its crawls back within a
 // minute of the kill (not after the budget and more, as River's rescuer
-// alone would), and says so. In the end the stored articles equal the
+// alone would), says so, and a live process attempts it again. In the end the stored articles equal the
 // simulated web's truth with no duplicates, the sites saw no impolite
 // request, and the processes that stopped cleanly left no heartbeat row.
 func TestServeTakesBackADeadWorkersJobs(t *testing.T) {
@@ -81,36 +81,51 @@ func TestServeTakesBackADeadWorkersJobs(t *testing.T) {
 	delete(procs, victim.cmd.Process.Pid)
 	t.Logf("killed %s holding %d running crawls", victimID, len(held))
 
-	// Each crawl it held is attempted again, by a live process, within a
-	// minute of the kill (as seen here, a little after it happened).
+	// Each crawl it held is taken back (handed to the queue again, or
+	// already attempted again by a live process) within a minute of the
+	// kill, as seen here a little after it happened; and then attempted
+	// again by a live process, once one has a free slot (the live ones may
+	// be busy with polite crawls for minutes on a loaded machine).
+	back := map[int64]time.Duration{}
 	again := map[int64]time.Duration{}
-	for deadline := killed.Add(3 * time.Minute); len(again) < len(held); { // a safety net, not a measure
+	for deadline := killed.Add(10 * time.Minute); len(again) < len(held); { // a safety net, not a measure
 		all, err := q.Jobs(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range held {
 			for _, j := range all {
-				if _, seen := again[h.ID]; seen || j.ID != h.ID || len(j.AttemptedBy) <= len(h.AttemptedBy) {
+				if j.ID != h.ID {
+					continue
+				}
+				retried := len(j.AttemptedBy) > len(h.AttemptedBy)
+				if _, seen := back[h.ID]; !seen && (retried || j.State != rivertype.JobStateRunning) {
+					back[h.ID] = time.Since(killed)
+					if back[h.ID] > time.Minute {
+						t.Errorf("crawl %d (%s) was taken back %v after the kill; want within a minute",
+							j.ID, j.TargetCode, back[h.ID].Round(time.Second))
+					}
+				}
+				if _, seen := again[h.ID]; seen || !retried {
 					continue
 				}
 				again[h.ID] = time.Since(killed)
 				if by := j.AttemptedBy[len(h.AttemptedBy)]; by == victimID {
 					t.Errorf("crawl %d (%s) was attempted again by the killed process %s", j.ID, j.TargetCode, by)
 				}
-				if again[h.ID] > time.Minute {
-					t.Errorf("crawl %d (%s) was taken up again %v after the kill; want within a minute",
-						j.ID, j.TargetCode, again[h.ID].Round(time.Second))
-				}
 			}
 		}
+		if len(back) < len(held) && time.Since(killed) > 2*time.Minute {
+			t.Fatalf("%d of the %d crawls the killed process held were not taken back within 2 minutes of the kill",
+				len(held)-len(back), len(held))
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of the %d crawls the killed process held were not taken up again within 3 minutes of the kill",
+			t.Fatalf("%d of the %d crawls the killed process held were not attempted again within 10 minutes of the kill",
 				len(held)-len(again), len(held))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	t.Logf("taken up again after %v", again)
+	t.Logf("taken back after %v, attempted again after %v", back, again)
 	said := false
 	for _, p := range procs {
 		said = said || strings.Contains(p.output(), "took back the running jobs of a serve process that stopped beating")
