@@ -88,6 +88,19 @@ func TestCorpusThroughTheBinaryAndMCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	query := []rune(e.Title)[:2]
+	if out := sw.zhizhi(t, "", "search", "--limit", "100", string(query)); !strings.Contains(out, e.ID) ||
+		!strings.Contains(out, "【"+string(query)+"】") {
+		t.Fatalf("zhizhi search %s does not show %s highlighted:\n%s", string(query), e.ID, out)
+	}
+	if out := sw.zhizhi(t, "", "search", "--cite", "gbt7714", "--docno", e.DocNo); e.DocNo != "" &&
+		!strings.Contains(out, e.ID) {
+		t.Fatalf("zhizhi search --docno %s does not find %s:\n%s", e.DocNo, e.ID, out)
+	}
+	bad := exec.Command(zhizhiBinary(t), "search", "a\x01b")
+	bad.Env = sw.serveEnv(sw.dataDir)
+	if out, err := bad.CombinedOutput(); exitStatus(err) != 2 || !strings.Contains(string(out), "控制字符") {
+		t.Fatalf("zhizhi search with a control character: exit %d\n%s", exitStatus(err), out)
+	}
 
 	steps := []mcptest.Step{
 		mcptest.ListTools(),

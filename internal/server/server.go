@@ -28,6 +28,7 @@ import (
 	"zhizhi/internal/config"
 	"zhizhi/internal/config/configsync"
 	"zhizhi/internal/config/zone"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/health"
@@ -297,6 +298,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// the same pid (a container's pid 1) is another process, whose
 	// predecessor's jobs must still be taken back.
 	workerID := fmt.Sprintf("%s-%d-%04x", host, os.Getpid(), rand.N(0x10000))
+	corpora := corpus.New(st, cfg.Client.Version)
 	q, err = queue.Open(ctx, queue.Options{
 		Store: st, Fetch: client, CurrentBundle: live.Current, Workers: cfg.Workers, Budget: cfg.JobBudget, TickEvery: cfg.Tick,
 		Location: cfg.Location, Log: log, ID: workerID, Alerter: alerter, Cards: cards,
@@ -313,6 +315,17 @@ func Run(ctx context.Context, cfg Config) error {
 			if kind == queue.KindCrawl {
 				if err := crawl.RecordRun(ctx, st, t, r, "serve "+workerID); err != nil {
 					log.Warn("record the run of a target", "target", t.TargetCode, "err", err)
+				}
+			}
+			if r.Created+r.Updated > 0 {
+				// New or changed articles: the intake rules people set up
+				// take them into the corpus now (nothing when none apply).
+				sum, err := corpora.RunRules(ctx, nil)
+				if err != nil {
+					log.Warn("corpus intake rules", "target", t.TargetCode, "err", err)
+				} else if sum.NewWorks+sum.NewRevisions > 0 || len(sum.Failures) > 0 {
+					log.Info("corpus intake rules", "target", t.TargetCode, "new_works", sum.NewWorks,
+						"new_revisions", sum.NewRevisions, "failed", len(sum.Failures))
 				}
 			}
 			m.ObserveCrawl(r)
