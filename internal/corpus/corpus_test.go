@@ -348,12 +348,151 @@ func TestCorpusLifecycle(t *testing.T) {
 			t.Fatal("a failed release was activated")
 		}
 
+		// A tampered WARC is named by verification.
+		snapRow, err := st.CorpusSnapshot(ctx, rel1Entry(t, svc, rel1.Version).Snapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tamperBlob(t, st, snapRow.WARCPath)
+		err = svc.Verify(ctx, rel1.Version, "user:admin", corpus.VerifyOptions{}, nil)
+		if !errors.As(err, &verr) || !strings.Contains(err.Error(), "snapshot "+snapRow.ID+" WARC") {
+			t.Fatalf("verify of a release whose snapshot's WARC was changed: %v", err)
+		}
+
+		// The same document stored twice (another address, the same text,
+		// 文号 and publisher) is a duplicate candidate, never merged by the
+		// system; a person's decision is.
+		var orig model.Article
+		for _, a := range lianzhou {
+			if a.DocNo != "" && a.Publisher != "" {
+				orig = a
+				break
+			}
+		}
+		if orig.ID == 0 {
+			t.Fatal("no lianzhou article has a 文号 and a publisher")
+		}
+		dup := orig
+		dup.ID, dup.URL, dup.URLHash, dup.NativePostID = 0, orig.URL+"?copy=1", sha(orig.URL+"?copy=1"), ""
+		dupID, _, err := st.UpsertArticle(ctx, &dup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dres, err := svc.IntakeArticle(ctx, dupID, "user:tester")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !dres.NewWork || dres.Candidates < 2 {
+			t.Fatalf("intake of a copy: %+v, want a new work with exact and 文号 candidates", dres)
+		}
+		cands, err := st.ListCorpusCandidates(ctx, store.CandidateOpen, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kinds = map[string]bool{}
+		var exactID int64
+		for _, k := range cands {
+			if k.WorkA == dres.WorkID || k.WorkB == dres.WorkID {
+				kinds[k.Kind] = true
+				if k.Kind == "exact" {
+					exactID = k.ID
+				}
+			}
+		}
+		if !kinds["exact"] || !kinds["biblio"] {
+			t.Fatalf("candidates of the copy: %v", kinds)
+		}
+		dw, err := st.CorpusWorkRow(ctx, dres.WorkID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dw.Review != store.ReviewPending || dw.Status != store.WorkActive || len(corpus.HeldReasons(dw)) == 0 {
+			t.Fatalf("the copy: review %s status %s held %v", dw.Review, dw.Status, corpus.HeldReasons(dw))
+		}
+		if merged, byPeople, err := st.CountCorpusMerges(ctx); err != nil || merged != 0 || byPeople != 0 {
+			t.Fatalf("before any decision: %d merged, %d by people: %v", merged, byPeople, err)
+		}
+		if err := st.DecideCorpusCandidate(ctx, exactID, store.CandidateSame, "user:reviewer"); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.DecideCorpusCandidate(ctx, exactID, store.CandidateDifferent, "user:reviewer"); err == nil {
+			t.Fatal("a decided candidate was decided again")
+		}
+		if merged, byPeople, err := st.CountCorpusMerges(ctx); err != nil || merged != 1 || byPeople != 1 {
+			t.Fatalf("after one decision: %d merged, %d by people: %v", merged, byPeople, err)
+		}
+
+		// A quarantined work stays out of the next release, and says why.
+		q := active.Entries[len(active.Entries)-1].ID
+		if err := st.SetCorpusWorkStatus(ctx, q, store.WorkQuarantined, "", "待核实来源", "user:admin"); err != nil {
+			t.Fatal(err)
+		}
+		rel3, err := svc.Build(ctx, "user:admin", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, err := os.ReadFile(filepath.Join(rel3.Dir, "held.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(held), q) || !strings.Contains(string(held), "已隔离：待核实来源") {
+			t.Fatalf("release %s does not hold back the quarantined %s:\n%s", rel3.Version, q, held)
+		}
+
+		// Intake rules: a rule for one target takes in only its articles.
+		rule := &store.CorpusIntakeRule{Name: "连州通知公告", TargetCodes: []string{"lianzhou_tzgg"}, Enabled: true, CreatedBy: "user:admin"}
+		if err := st.CreateCorpusIntakeRule(ctx, rule); err != nil {
+			t.Fatal(err)
+		}
+		if sum, err := svc.RunRules(ctx, nil); err != nil || len(sum.Failures) > 0 || sum.NewWorks != 0 {
+			t.Fatalf("rules over a corpus that holds everything: %+v %v", sum, err)
+		}
+		if err := svc.CheckRuleTargets(ctx, []string{"no_such_target"}); err == nil {
+			t.Fatal("a rule for a target that does not exist was accepted")
+		}
+
 		// No work was ever merged by the system.
 		merged, byPeople, err := st.CountCorpusMerges(ctx)
 		if err != nil || merged != byPeople {
 			t.Fatalf("merges %d, by people %d: %v", merged, byPeople, err)
 		}
 	})
+}
+
+func rel1Entry(t *testing.T, svc *corpus.Service, version string) corpus.WorkEntry {
+	t.Helper()
+	r, err := svc.Open(context.Background(), version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Entries[0]
+}
+
+// tamperBlob changes one byte in the middle of a blob where it is kept:
+// the file under the data directory, or its first part in PostgreSQL.
+func tamperBlob(t *testing.T, st *store.Store, p string) {
+	t.Helper()
+	ctx := context.Background()
+	if st.Dialect() == store.DialectPostgres {
+		sum := filepath.Base(p)
+		if _, err := st.DB().ExecContext(ctx, `UPDATE blob_chunk SET data = overlay(data placing '\x00'::bytea
+			from (length(data) / 2)::int for 1) WHERE sha256 = $1 AND seq = 0`, sum); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	full := filepath.Join(st.DataDir(), filepath.FromSlash(p))
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x20
+	if err := os.Chmod(full, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func mustActive(t *testing.T, svc *corpus.Service) *corpus.Release {
