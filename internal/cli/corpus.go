@@ -29,8 +29,8 @@ card's grade), each site has a rights profile (corpus.rights in its YAML), and
 possible duplicates are listed for people to decide: the system never merges
 works on its own.
 
-Exit codes: 0 done; 1 some of the work failed (listed); 2 usage error or no
-zhizhi database.`,
+Exit codes: 0 done; 1 some of the work failed (listed), or reading failed;
+2 usage error, no zhizhi database, or no such work or target.`,
 	}
 	cmd.AddCommand(newCorpusIntakeCmd(), newCorpusWorksCmd(), newCorpusShowCmd(), newCorpusCandidatesCmd(),
 		newCorpusDecideCmd(), newCorpusStatusCmd(), newCorpusRuleCmd())
@@ -116,7 +116,7 @@ func newCorpusWorksCmd() *cobra.Command {
 			defer st.Close()
 			rows, err := st.ListCorpusWorks(ctx, store.CorpusWorkFilter{Status: status, Q: q, Limit: limit})
 			if err != nil {
-				return exitCode(2, "corpus works: "+err.Error())
+				return exitCode(1, "corpus works: "+err.Error())
 			}
 			if asJSON {
 				type row struct {
@@ -177,7 +177,7 @@ func newCorpusShowCmd() *cobra.Command {
 				return exitCode(2, fmt.Sprintf("corpus show: no work %s (zhizhi corpus works lists them)", args[0]))
 			}
 			if err != nil {
-				return exitCode(2, "corpus show: "+err.Error())
+				return exitCode(1, "corpus show: "+err.Error())
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "work %s — %s\nsource: %s\nsite: %s (%s), rights %s, access %s\nstatus: %s, review %s, revision %d\n",
@@ -187,7 +187,7 @@ func newCorpusShowCmd() *cobra.Command {
 			}
 			revs, err := st.CorpusRevisions(ctx, w.ID)
 			if err != nil {
-				return exitCode(2, "corpus show: "+err.Error())
+				return exitCode(1, "corpus show: "+err.Error())
 			}
 			fmt.Fprintln(out, "\nrevisions:")
 			for _, r := range revs {
@@ -196,7 +196,7 @@ func newCorpusShowCmd() *cobra.Command {
 			}
 			evs, err := st.CorpusEvents(ctx, w.ID)
 			if err != nil {
-				return exitCode(2, "corpus show: "+err.Error())
+				return exitCode(1, "corpus show: "+err.Error())
 			}
 			fmt.Fprintln(out, "\nprovenance:")
 			for _, e := range evs {
@@ -230,7 +230,7 @@ func newCorpusCandidatesCmd() *cobra.Command {
 			}
 			ks, err := st.ListCorpusCandidates(ctx, status, 500)
 			if err != nil {
-				return exitCode(2, "corpus candidates: "+err.Error())
+				return exitCode(1, "corpus candidates: "+err.Error())
 			}
 			t := &table{header: []string{"ID", "KIND", "STATUS", "WORK A", "WORK B", "WHY"}}
 			for _, k := range ks {
@@ -349,7 +349,7 @@ func newCorpusRuleCmd() *cobra.Command {
 			defer st.Close()
 			rules, err := st.CorpusIntakeRules(ctx)
 			if err != nil {
-				return exitCode(2, "corpus rule list: "+err.Error())
+				return exitCode(1, "corpus rule list: "+err.Error())
 			}
 			t := &table{header: []string{"ID", "NAME", "TARGETS", "ENABLED", "LAST RUN", "ADDED"}}
 			for _, r := range rules {

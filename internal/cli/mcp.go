@@ -35,8 +35,8 @@ acquire scope adds the fetch tool, which gets a page now through the polite
 client and charges the key's budget. zhizhi serve offers the same server
 over HTTP on /mcp (Authorization: Bearer <key>).
 
-Exit codes: 0 the agent closed the connection; 2 no zhizhi database, or a
-bad key.`,
+Exit codes: 0 the agent closed the connection; 1 serving failed; 2 usage
+error, no zhizhi database, or a bad key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()

@@ -171,7 +171,7 @@ func newReleaseListCmd() *cobra.Command {
 			defer st.Close()
 			rels, err := st.CorpusReleases(ctx)
 			if err != nil {
-				return exitCode(2, "release list: "+err.Error())
+				return exitCode(1, "release list: "+err.Error())
 			}
 			t := &table{header: []string{"", "VERSION", "STATE", "WORKS", "HELD", "BUILT", "BY"}}
 			for _, r := range rels {

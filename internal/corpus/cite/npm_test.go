@@ -93,14 +93,14 @@ const cslSchemaSHA256 = "257f86d4c3f19e15c7208657512ad4c9559a3b0d83b03360ed006c5
 
 // cslSchema returns the path of the official CSL-JSON schema, v1.0.2.
 // No npm package ships it (the CSL project publishes it only from its
-// repository), so it is looked for in $ZHIZHI_CSL_SCHEMA and then in
+// repository), so it is looked for in $CSL_DATA_SCHEMA and then in
 // shared/csl/csl-data.json beside the checkout; without it the schema
 // test is skipped with a note saying where to put it. A file that is not
 // v1.0.2 byte for byte fails the test.
 func cslSchema(t testing.TB) string {
 	t.Helper()
 	var candidates []string
-	if p := os.Getenv("ZHIZHI_CSL_SCHEMA"); p != "" {
+	if p := os.Getenv("CSL_DATA_SCHEMA"); p != "" {
 		candidates = append(candidates, p)
 	}
 	if wd, err := os.Getwd(); err == nil {
@@ -119,7 +119,7 @@ func cslSchema(t testing.TB) string {
 		return p
 	}
 	t.Skipf("the official CSL-JSON schema is not here: put schemas/input/csl-data.json of "+
-		"citation-style-language/schema tag v1.0.2 (sha256 %s) at shared/csl/csl-data.json or name it in ZHIZHI_CSL_SCHEMA; looked in %v",
+		"citation-style-language/schema tag v1.0.2 (sha256 %s) at shared/csl/csl-data.json or name it in CSL_DATA_SCHEMA; looked in %v",
 		cslSchemaSHA256, candidates)
 	return ""
 }
