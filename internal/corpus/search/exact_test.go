@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/width"
@@ -136,6 +136,7 @@ func sampleQueries(r *rand.Rand, docs []*Doc, n, k int, wantDigit bool) []string
 }
 
 func TestSearchEqualsScan(t *testing.T) {
+	t.Parallel()
 	docs := genCorpus(18, 2000, 250)
 	start := time.Now()
 	x := buildIndex(t, docs)

@@ -105,12 +105,14 @@ type Index struct {
 
 // Open opens the index file at path read-only. The file is opened as
 // immutable: SQLite takes no locks and never writes, which is right for a
-// release and wrong for a file something still writes.
+// release and wrong for a file something still writes. It is memory-mapped
+// (up to 2 GiB), so connections share the operating system's page cache
+// instead of each copying pages into its own.
 func Open(path string) (*Index, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("search open: %w", err)
 	}
-	db, err := sql.Open("sqlite", fileURI(path)+"?mode=ro&immutable=1&_pragma=query_only(1)")
+	db, err := sql.Open("sqlite", fileURI(path)+"?mode=ro&immutable=1&_pragma=query_only(1)&_pragma=mmap_size(2147418112)")
 	if err != nil {
 		return nil, fmt.Errorf("search open %s: %w", path, err)
 	}

@@ -12,15 +12,17 @@ import (
 // small is a hand-made corpus whose answers can be read off.
 var small = []*Doc{
 	{ID: "a", Revision: 1, Title: "国务院办公厅关于印发《政务公开工作要点》的通知", DocNo: "国办发〔2024〕12号",
-		Body: "各省、自治区、直辖市人民政府：\n现将《2024年政务公开工作要点》印发给你们，请认真贯彻落实。\n附件：工作要点（PDF版）",
+		Body:     "各省、自治区、直辖市人民政府：\n现将《2024年政务公开工作要点》印发给你们，请认真贯彻落实。\n附件：工作要点（PDF版）",
 		DeptCode: "gw", DeptName: "国务院办公厅", Channel: "最新政策", Publisher: "国务院办公厅", Date: "2024-03-05", URL: "http://www.gov.test/a.htm"},
 	{ID: "b", Revision: 2, Title: "关于政务服务事项调整的公告", DocNo: "国办发〔2024〕120号",
-		Body: "根据国办发〔2024〕12号文件精神，现就政务服务事项调整公告如下。",
+		Body:     "根据国办发〔2024〕12号文件精神，现就政务服务事项调整公告如下。",
 		DeptCode: "gw", Channel: "最新政策", Publisher: "国务院办公厅", Date: "2024-05-01"},
 	{ID: "c", Revision: 1, Title: "清远市统计局2023年统计公报",
-		Body: strings.Repeat("全年地区生产总值比上年增长5.2%。", 20) + "政务",
+		Body:     strings.Repeat("全年地区生产总值比上年增长5.2%。", 20) + "政务",
 		DeptCode: "qy", Channel: "统计公报", Publisher: "清远市统计局", Date: "2024-02-10"},
 	{ID: "d", Revision: 1, Title: "公开", Body: "", DeptCode: "qy", Date: ""},
+	// Names a's 文号 in its short title: bm25 alone would put it above a.
+	{ID: "e", Revision: 1, Title: "国办发〔2024〕12号解读", Body: "解读国办发〔2024〕12号。", DeptCode: "gw", Date: "2024-03-06"},
 }
 
 func smallIndex(t *testing.T) *Index {
@@ -44,19 +46,20 @@ func TestSearchSmall(t *testing.T) {
 		q    Query
 		want string // IDs in rank order
 	}{
-		{"文号 exact ranks its document first", Query{Text: "国办发〔2024〕12号"}, "a,b"},
-		{"文号 in other brackets", Query{Text: "国办发[2024]12号"}, "a,b"},
+		{"文号 exact ranks its document first", Query{Text: "国办发〔2024〕12号"}, "a,e,b"},
+		{"文号 in other brackets", Query{Text: "国办发[2024]12号"}, "a,e,b"},
 		{"文号 of the second", Query{Text: "国办发〔2024〕120号"}, "b"},
 		// Both titles hold 政务 (the shorter title first, as bm25 weighs
 		// length); c holds it only in its body.
 		{"title above body", Query{Text: "政务"}, "b,a,c"},
+		{"a 文号 filter and its text", Query{Text: "解读", DocNo: "国办发〔2024〕12号"}, ""},
 		{"one character", Query{Text: "公"}, "d,a,b,c"},
 		{"AND of terms", Query{Text: "政务 统计"}, "c"},
 		{"Latin, any case", Query{Text: "pdf"}, "a"},
 		{"digits with a dot", Query{Text: "5.2%"}, "c"},
-		{"browse", Query{}, "b,a,c,d"},
+		{"browse", Query{}, "b,e,a,c,d"},
 		{"browse a department", Query{DeptCode: "qy"}, "c,d"},
-		{"date range", Query{From: "2024-03-01", To: "2024-03-31"}, "a"},
+		{"date range", Query{From: "2024-03-01", To: "2024-03-31"}, "e,a"},
 		{"docno filter", Query{DocNo: "国办发（2024）120号"}, "b"},
 		{"nothing", Query{Text: "龘"}, ""},
 		{"punctuation only is no term", Query{Text: "。，", DeptCode: "qy"}, "c,d"},
@@ -82,7 +85,7 @@ func TestHitFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := res.Hits[0], res.Hits[1]
+	a, b := res.Hits[0], res.Hits[2]
 	if !a.DocNoMatch || b.DocNoMatch {
 		t.Fatalf("DocNoMatch %v %v, want true false", a.DocNoMatch, b.DocNoMatch)
 	}
