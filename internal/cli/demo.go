@@ -12,6 +12,7 @@ import (
 
 	"zhizhi/internal/config"
 	"zhizhi/internal/config/configsync"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
@@ -148,12 +149,17 @@ func runDemo(cmd *cobra.Command, once bool, seed int64) error {
 	if err := demoSummary(ctx, st, w, out); err != nil {
 		return err
 	}
+	if err := demoCorpus(ctx, st, out, errw); err != nil {
+		return err
+	}
 	fmt.Fprintf(out, `
 == 接下来可以看 (what next):
   export ZHIZHI_DATA_DIR=%s   演示自己的数据目录 (the demo's own data dir)
   bin/zhizhi health               健康检查
   bin/zhizhi export --limit 3     RAG 增量导出 (JSON Lines)，下次的游标打印在 stderr
   bin/zhizhi target list          栏目、部门绑定与系统分配的调度时间
+  bin/zhizhi search 医保           检索当前生效的语料库发布 (one- and two-character queries work)
+  bin/zhizhi release list         语料库发布：构建、校验、生效、回滚 (docs/corpus.md)
   bin/zhizhi demo --once          再跑一次：增量采集，每个栏目只读列表第一页，未到复查时间的文章不再请求
 `, settings.DataDir)
 	if !once {
@@ -255,5 +261,51 @@ func demoSummary(ctx context.Context, st *store.Store, w *sim.World, out io.Writ
 	}
 	fmt.Fprintf(out, "== 摘要卡 (summary cards): 🟢 可展示 %d · 🟡 待人工改写 %d · 🔴 仅标题与链接 %d\n",
 		grades[model.GradeGreen], grades[model.GradeYellow], grades[model.GradeRed])
+	return nil
+}
+
+// demoCorpus takes the demo's articles into the corpus by a standing rule
+// (made once, as an operator would) and, when that changed anything,
+// builds, verifies and activates a release, so that search, citations and
+// the MCP server have something to answer from.
+func demoCorpus(ctx context.Context, st *store.Store, out, errw io.Writer) error {
+	svc := corpusService(st)
+	rules, err := st.CorpusIntakeRules(ctx)
+	if err != nil {
+		return exitCode(1, "demo: corpus: "+err.Error())
+	}
+	if len(rules) == 0 {
+		r := &store.CorpusIntakeRule{Name: "演示：全部全文站点", Enabled: true, CreatedBy: "demo"}
+		if err := st.CreateCorpusIntakeRule(ctx, r); err != nil {
+			return exitCode(1, "demo: corpus: "+err.Error())
+		}
+	}
+	sum, err := svc.RunRules(ctx, nil)
+	if err != nil {
+		return exitCode(1, "demo: corpus intake: "+err.Error())
+	}
+	fmt.Fprintf(out, "== 语料库收录 (corpus intake): %d 篇新作品, %d 个新修订, %d 篇未变, %d 个重复候选待人工判定\n",
+		sum.NewWorks, sum.NewRevisions, sum.Unchanged, sum.Candidates)
+	for _, f := range sum.Failures {
+		fmt.Fprintf(errw, "  article %d: %s\n", f.ArticleID, f.Error)
+	}
+	if len(sum.Failures) > 0 {
+		return exitCode(1, fmt.Sprintf("demo: corpus intake: %d articles could not be taken in", len(sum.Failures)))
+	}
+	if _, err := svc.Active(ctx); err == nil && sum.NewWorks+sum.NewRevisions == 0 {
+		return nil // the active release holds all of it already
+	}
+	b, err := svc.Build(ctx, "demo", nil)
+	if err != nil {
+		return exitCode(1, "demo: release build: "+err.Error())
+	}
+	if err := svc.Verify(ctx, b.Version, "demo", corpus.VerifyOptions{}, nil); err != nil {
+		return exitCode(1, "demo: release verify: "+err.Error())
+	}
+	if _, err := svc.Activate(ctx, b.Version, "demo"); err != nil {
+		return exitCode(1, "demo: release activate: "+err.Error())
+	}
+	fmt.Fprintf(out, "== 语料库发布 (corpus release): %s 已校验并生效, %d 篇作品, %d 篇暂缓 (原因见控制台或 zhizhi corpus works)\n",
+		b.Version, b.Works, b.Held)
 	return nil
 }
