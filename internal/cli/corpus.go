@@ -39,11 +39,11 @@ Exit codes: 0 done; 1 some of the work failed (listed), or reading failed;
 
 func newCorpusIntakeCmd() *cobra.Command {
 	var articles []int64
-	var targets []string
+	var targets, fetched []string
 	var rules bool
 	cmd := &cobra.Command{
 		Use:   "intake",
-		Short: "Copy articles into the corpus (--article N, --target CODE, or --rules)",
+		Short: "Copy articles into the corpus (--article N, --target CODE, --fetched URL, or --rules)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n := 0
@@ -56,8 +56,11 @@ func newCorpusIntakeCmd() *cobra.Command {
 			if rules {
 				n++
 			}
+			if len(fetched) > 0 {
+				n++
+			}
 			if n != 1 {
-				return exitCode(2, "corpus intake: give exactly one of --article, --target or --rules")
+				return exitCode(2, "corpus intake: give exactly one of --article, --target, --fetched or --rules")
 			}
 			ctx := cmd.Context()
 			st, err := openStore(ctx)
@@ -73,6 +76,14 @@ func newCorpusIntakeCmd() *cobra.Command {
 				sum, err = svc.RunRules(ctx, stderrProgress(cmd.ErrOrStderr()))
 			case len(targets) > 0:
 				sum, err = svc.IntakeTargets(ctx, targets, cliActor(), stderrProgress(cmd.ErrOrStderr()))
+			case len(fetched) > 0:
+				for _, u := range fetched {
+					res, ierr := svc.IntakeFetch(ctx, u, cliActor())
+					if ierr != nil {
+						ierr = fmt.Errorf("%s: %w", u, ierr)
+					}
+					sum.Add(0, res, ierr)
+				}
 			default:
 				for _, id := range articles {
 					res, ierr := svc.IntakeArticle(ctx, id, cliActor())
@@ -85,6 +96,10 @@ func newCorpusIntakeCmd() *cobra.Command {
 			fmt.Fprintf(out, "corpus intake: %d articles looked at: %d new works, %d new revisions, %d unchanged, %d failed QA, %d duplicate candidates\n",
 				sum.Looked, sum.NewWorks, sum.NewRevisions, sum.Unchanged, sum.FailedQA, sum.Candidates)
 			for _, f := range sum.Failures {
+				if f.ArticleID == 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", f.Error)
+					continue
+				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "  article %d: %s\n", f.ArticleID, f.Error)
 			}
 			if len(sum.Failures) > 0 {
@@ -96,6 +111,7 @@ func newCorpusIntakeCmd() *cobra.Command {
 	cmd.Flags().Int64SliceVar(&articles, "article", nil, "article ids to take in")
 	cmd.Flags().StringSliceVar(&targets, "target", nil, "take in every ready article of these targets (full-access sites only)")
 	cmd.Flags().BoolVar(&rules, "rules", false, "run every enabled intake rule")
+	cmd.Flags().StringSliceVar(&fetched, "fetched", nil, "take in the acquisition API's stored answer for these URLs (pages of full-access sites only)")
 	return cmd
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"zhizhi/internal/corpus"
 	"zhizhi/internal/corpus/search"
@@ -449,6 +450,41 @@ func TestCorpusLifecycle(t *testing.T) {
 		}
 		if err := svc.CheckRuleTargets(ctx, []string{"no_such_target"}); err == nil {
 			t.Fatal("a rule for a target that does not exist was accepted")
+		}
+
+		// An acquisition result of a full-access site's page becomes a
+		// revision of the work of that address; one of a summary site, or
+		// of a host nobody configured, is refused.
+		page := lianzhou[2]
+		pw, err := st.CorpusWorkByAlias(ctx, "url:"+page.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		saveFetched := func(u string, body string) {
+			t.Helper()
+			if err := st.SaveFetchSnapshot(ctx, &store.FetchSnapshot{URL: u, FinalURL: u, Status: 200,
+				ContentType: "text/html; charset=utf-8", Tier: "direct", FetchedAt: time.Now()}, []byte(body)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		saveFetched(page.URL, blob(t, st, page.RawHTMLPath))
+		fres, err := svc.IntakeFetch(ctx, page.URL, "apikey:1(agent)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fres.WorkID != pw.ID || fres.NewWork {
+			t.Fatalf("acquisition result of %s: %+v, want work %s", page.URL, fres, pw.ID)
+		}
+		if again, err := svc.IntakeFetch(ctx, page.URL, "apikey:1(agent)"); err != nil || again.NewRevision || again.NewSnapshot {
+			t.Fatalf("the same acquisition result again: %+v %v", again, err)
+		}
+		saveFetched(news[1].URL, "<html><body><h1>新闻</h1><p>"+strings.Repeat("正文", 50)+"</p></body></html>")
+		if _, err := svc.IntakeFetch(ctx, news[1].URL, "apikey:1(agent)"); !errors.Is(err, corpus.ErrNotCopyable) {
+			t.Fatalf("acquisition result of a summary site: %v", err)
+		}
+		saveFetched("http://www.elsewhere.test/a.html", "<html><body><p>"+strings.Repeat("正文", 50)+"</p></body></html>")
+		if _, err := svc.IntakeFetch(ctx, "http://www.elsewhere.test/a.html", "apikey:1(agent)"); !errors.Is(err, corpus.ErrNotCopyable) {
+			t.Fatalf("acquisition result of an unconfigured host: %v", err)
 		}
 
 		// No work was ever merged by the system.

@@ -72,37 +72,73 @@ func (c *Service) intakeArticle(ctx context.Context, id int64, actor string) (*I
 	}
 	// What the crawler was allowed to keep: a full-access site's page and
 	// body text; a summary site's card, never more.
-	var raw []byte
-	var text string
+	src := &source{a: a, site: site, card: card, provider: "direct", origin: fmt.Sprintf("文章 #%d", a.ID),
+		aliases: []string{articleAlias(a.ID), urlAlias(a.URL)}}
+	if a.FetchStrategy == "playwright" {
+		src.provider = "browser"
+	}
 	if site.Access == model.AccessFull {
 		if a.RawHTMLPath != "" {
-			if raw, err = c.readBlob(ctx, a.RawHTMLPath); err != nil {
+			if src.raw, err = c.readBlob(ctx, a.RawHTMLPath); err != nil {
 				return nil, fmt.Errorf("article %d raw page: %w", id, err)
 			}
 		}
-		text = a.ContentText
+		src.text = a.ContentText
 	} else if card != nil {
-		text = card.Summary
+		src.text = card.Summary
 	}
+	return c.take(ctx, src, actor)
+}
+
+// source is what one intake copies: an article of the crawler's, or an
+// acquisition result made to look like one (a.ID 0).
+type source struct {
+	a        *model.Article
+	site     *model.Site
+	card     *model.SummaryCard
+	raw      []byte
+	text     string
+	provider string   // direct | browser
+	origin   string   // for the provenance: "文章 #12", "获取结果"
+	aliases  []string // the first one finds the work
+	// status and contentType of the stored answer, when known (an
+	// acquisition result keeps them; the crawler keeps a page's as 200
+	// text/html).
+	status      int
+	contentType string
+}
+
+// take is the intake of src: the snapshot, the work or its new revision,
+// QA, rights, candidates and the provenance, in one transaction.
+func (c *Service) take(ctx context.Context, src *source, actor string) (*IntakeResult, error) {
+	a, site, card := src.a, src.site, src.card
+	raw, text := src.raw, src.text
+	var err error
 	text = Normalize(text)
 	rawSHA, textSHA := sha(raw), sha([]byte(text))
 
 	res := &IntakeResult{}
 	in := &store.CorpusIntake{}
-	work, err := c.Store.CorpusWorkByAlias(ctx, articleAlias(a.ID))
-	if errors.Is(err, store.ErrNotFound) {
-		work, err = c.Store.CorpusWorkByAlias(ctx, urlAlias(a.URL))
+	var work *store.CorpusWork
+	err = store.ErrNotFound
+	for _, al := range src.aliases {
+		if work, err = c.Store.CorpusWorkByAlias(ctx, al); !errors.Is(err, store.ErrNotFound) {
+			break
+		}
 	}
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		work = &store.CorpusWork{ID: newWorkID(), SourceURL: a.URL, SiteID: &a.SiteID, ArticleID: &a.ID,
+		work = &store.CorpusWork{ID: newWorkID(), SourceURL: a.URL, SiteID: &site.ID,
 			Status: store.WorkActive, Review: store.ReviewNone}
+		if a.ID != 0 {
+			work.ArticleID = &a.ID
+		}
 		in.NewWork, res.NewWork = true, true
 	case err != nil:
 		return nil, err
 	}
 	in.Work = work
-	in.Aliases = []string{articleAlias(a.ID), urlAlias(a.URL)}
+	in.Aliases = src.aliases
 	res.WorkID = work.ID
 	if !in.NewWork && work.CurrentRev > 0 {
 		cur, err := c.Store.CorpusRevision(ctx, work.ID, work.CurrentRev)
@@ -120,7 +156,7 @@ func (c *Service) intakeArticle(ctx context.Context, id int64, actor string) (*I
 	snap, err := c.Store.CorpusSnapshotByContent(ctx, rawSHA, textSHA)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		if snap, err = c.makeSnapshot(ctx, a, site, raw, text, rawSHA, textSHA); err != nil {
+		if snap, err = c.makeSnapshot(ctx, src, rawSHA, textSHA); err != nil {
 			return nil, err
 		}
 		in.Snapshot, res.NewSnapshot = snap, true
@@ -175,7 +211,7 @@ func (c *Service) intakeArticle(ctx context.Context, id int64, actor string) (*I
 	if !in.NewWork {
 		what = fmt.Sprintf("新修订（第 %d 版）", rev.Rev)
 	}
-	ev("intake", fmt.Sprintf("摄取文章 #%d（%s）：%s", a.ID, site.SiteName, what), evidence)
+	ev("intake", fmt.Sprintf("摄取%s（%s）：%s", src.origin, site.SiteName, what), evidence)
 	ev("normalize", fmt.Sprintf("规范化正文 %d 字（NFC、统一换行）", rev.Chars), "text:"+textSHA)
 	if qa == "pass" {
 		ev("qa", "质量检查通过", "")
@@ -201,7 +237,8 @@ func urlAlias(u string) string     { return "url:" + u }
 
 // makeSnapshot writes a snapshot's objects as blobs: the WARC of the
 // exchange, the normalized text, and the manifest naming them.
-func (c *Service) makeSnapshot(ctx context.Context, a *model.Article, site *model.Site, raw []byte, text, rawSHA, textSHA string) (*store.CorpusSnapshot, error) {
+func (c *Service) makeSnapshot(ctx context.Context, src *source, rawSHA, textSHA string) (*store.CorpusSnapshot, error) {
+	a, site, raw, text := src.a, src.site, src.raw, src.text
 	logID, err := c.Store.CrawlLogIDForURL(ctx, a.URL, a.FetchedAt)
 	if err != nil {
 		return nil, err
@@ -210,10 +247,7 @@ func (c *Service) makeSnapshot(ctx context.Context, a *model.Article, site *mode
 	if !site.RespectRobots {
 		robots = "not-consulted"
 	}
-	provider := "direct"
-	if a.FetchStrategy == "playwright" {
-		provider = "browser"
-	}
+	provider := src.provider
 	n := &store.CorpusSnapshot{ID: sha([]byte(rawSHA + ":" + textSHA)), RawSHA256: rawSHA, TextSHA256: textSHA,
 		SourceURL: a.URL, FetchedAt: a.FetchedAt, Provider: provider, Robots: robots, Access: site.Access,
 		Rights: orUnknown(site.CorpusRights)}
@@ -223,7 +257,7 @@ func (c *Service) makeSnapshot(ctx context.Context, a *model.Article, site *mode
 	meta := map[string]string{
 		"provider": provider, "robots": robots, "access": site.Access, "rights": n.Rights,
 		"trust":          "untrusted-source",
-		"article-id":     strconv.FormatInt(a.ID, 10),
+		"origin":         src.origin,
 		"site":           site.SiteCode,
 		"text-sha256":    textSHA,
 		"zhizhi-version": c.Version,
@@ -231,9 +265,18 @@ func (c *Service) makeSnapshot(ctx context.Context, a *model.Article, site *mode
 	if logID > 0 {
 		meta["crawl-log-id"] = strconv.FormatInt(logID, 10)
 	}
+	if a.ID != 0 {
+		meta["article-id"] = strconv.FormatInt(a.ID, 10)
+	}
 	status := http.StatusOK
+	if src.status != 0 {
+		status = src.status
+	}
 	hdr := http.Header{}
 	ctype := "text/html"
+	if src.contentType != "" {
+		ctype = src.contentType
+	}
 	if len(raw) == 0 {
 		// A summary site: the crawler kept no page, only what it was
 		// allowed to read, and the WARC says so.
