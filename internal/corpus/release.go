@@ -248,11 +248,8 @@ func (c *Service) Build(ctx context.Context, actor string, progress Progress) (*
 		rec := store.CorpusReleaseFile{Path: f.Path, SHA256: f.SHA256, Bytes: f.Bytes}
 		if shared {
 			// Every machine materializes the release from the database.
-			data, err := os.ReadFile(filepath.Join(tmp, filepath.FromSlash(f.Path)))
-			if err != nil {
-				return nil, fmt.Errorf("release build: %w", err)
-			}
-			if rec.BlobPath, _, err = c.Store.Blobs().Put(ctx, data); err != nil {
+			var err error
+			if rec.BlobPath, _, err = c.Store.Blobs().PutFile(ctx, filepath.Join(tmp, filepath.FromSlash(f.Path))); err != nil {
 				return nil, fmt.Errorf("release build: %w", err)
 			}
 		}

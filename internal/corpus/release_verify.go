@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -249,16 +250,12 @@ func (c *Service) materialize(ctx context.Context, rel *store.CorpusRelease) (st
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
-		b, err := c.readBlob(ctx, f.BlobPath)
-		if err != nil {
-			return "", fmt.Errorf("release %s file %s: %w", rel.Version, f.Path, err)
-		}
 		p := filepath.Join(tmp, filepath.FromSlash(f.Path))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return "", err
 		}
-		if err := writeFileSync(p, b); err != nil {
-			return "", err
+		if err := c.copyBlob(ctx, f.BlobPath, p); err != nil {
+			return "", fmt.Errorf("release %s file %s: %w", rel.Version, f.Path, err)
 		}
 	}
 	mb, err := c.readBlob(ctx, rel.ManifestPath)
@@ -329,4 +326,27 @@ func (c *Service) Rollback(ctx context.Context, to, actor string) (from string, 
 	}
 	from, err = c.activate(ctx, to, actor, "corpus.release.rollback")
 	return from, to, err
+}
+
+// copyBlob writes blob p to the file dst, streaming (a release's index may
+// be large), flushed to disk. The blob reader checks size and hash.
+func (c *Service) copyBlob(ctx context.Context, p, dst string) error {
+	r, err := c.Store.Blobs().Open(ctx, p)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

@@ -72,9 +72,57 @@ func (b Blobs) Put(ctx context.Context, data []byte) (relPath, sha256hex string,
 	return relPath, sha256hex, nil
 }
 
+// PutFile stores the file at path as Put stores bytes, reading it part by
+// part: a release's search index may be larger than is sensible to hold
+// in memory. The file must not change while it is stored (its hash is
+// taken first, and a blob that does not match it is refused on reading).
+func (b Blobs) PutFile(ctx context.Context, path string) (relPath, sha256hex string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", fmt.Errorf("put blob: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	size, err := io.Copy(h, f)
+	if err != nil {
+		return "", "", fmt.Errorf("put blob: %w", err)
+	}
+	sha256hex = hex.EncodeToString(h.Sum(nil))
+	relPath = blobPath(sha256hex)
+	if b.inDB() {
+		err = b.s.putBlobParts(ctx, sha256hex, size, func(i int, buf []byte) ([]byte, error) {
+			n := int(min(int64(blobChunkSize), size-int64(i)*blobChunkSize))
+			if cap(buf) < n {
+				buf = make([]byte, n)
+			}
+			buf = buf[:n]
+			_, err := f.ReadAt(buf, int64(i)*blobChunkSize)
+			return buf, err
+		})
+	} else {
+		err = b.writeFile(sha256hex, relPath, func(w io.Writer) error {
+			_, err := io.Copy(w, io.NewSectionReader(f, 0, size))
+			return err
+		})
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("put blob: %w", err)
+	}
+	return relPath, sha256hex, nil
+}
+
 // putFile writes the blob through a temporary file, flushed and renamed
 // into place, so a reader never finds a partial file under the final name.
 func (b Blobs) putFile(sha256hex, relPath string, data []byte) error {
+	return b.writeFile(sha256hex, relPath, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFile writes the blob with write into a temporary file, flushed and
+// renamed into place. A blob there already is only marked fresh.
+func (b Blobs) writeFile(sha256hex, relPath string, write func(io.Writer) error) error {
 	full := filepath.Join(b.Dir, filepath.FromSlash(relPath))
 	if _, err := os.Stat(full); err == nil {
 		// Stored again: fresh again, so a concurrent gc leaves it for the
@@ -92,7 +140,7 @@ func (b Blobs) putFile(sha256hex, relPath string, data []byte) error {
 		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

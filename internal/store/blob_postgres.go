@@ -29,8 +29,18 @@ const blobPutAttempts = 3
 // Two processes storing the same bytes at once do not fail: the second
 // INSERT waits for the first's transaction and then finds the row.
 func (s *Store) putBlob(ctx context.Context, sum string, data []byte) error {
+	return s.putBlobParts(ctx, sum, int64(len(data)), func(i int, _ []byte) ([]byte, error) {
+		return data[i*blobChunkSize : min((i+1)*blobChunkSize, len(data))], nil
+	})
+}
+
+// putBlobParts is putBlob for size bytes given part by part: part(i, buf)
+// returns the i-th blobChunkSize bytes (buf may hold them), so a large
+// file is stored without being held in memory whole.
+func (s *Store) putBlobParts(ctx context.Context, sum string, size int64, part func(i int, buf []byte) ([]byte, error)) error {
 	now := s.ts(s.now())
-	chunks := (len(data) + blobChunkSize - 1) / blobChunkSize
+	chunks := int((size + blobChunkSize - 1) / blobChunkSize)
+	buf := make([]byte, 0, min(size, blobChunkSize))
 	for range blobPutAttempts {
 		// Stored already: fresh again, so a concurrent gc leaves it for the
 		// row about to refer to it. GREATEST: another worker's clock may be
@@ -47,7 +57,7 @@ func (s *Store) putBlob(ctx context.Context, sum string, data []byte) error {
 		inserted := false
 		err = s.WithTx(ctx, func(tx *Tx) error {
 			res, err := tx.c.exec(ctx, `INSERT INTO blob (sha256, size, chunks, created_at, stored_at) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (sha256) DO NOTHING`, sum, len(data), chunks, now, now)
+				ON CONFLICT (sha256) DO NOTHING`, sum, size, chunks, now, now)
 			if err != nil {
 				return err
 			}
@@ -55,8 +65,11 @@ func (s *Store) putBlob(ctx context.Context, sum string, data []byte) error {
 				return err // another process stored it first
 			}
 			for i := range chunks {
-				part := data[i*blobChunkSize : min((i+1)*blobChunkSize, len(data))]
-				if _, err := tx.c.exec(ctx, `INSERT INTO blob_chunk (sha256, seq, data) VALUES (?, ?, ?)`, sum, i, part); err != nil {
+				p, err := part(i, buf[:0])
+				if err != nil {
+					return err
+				}
+				if _, err := tx.c.exec(ctx, `INSERT INTO blob_chunk (sha256, seq, data) VALUES (?, ?, ?)`, sum, i, p); err != nil {
 					return err
 				}
 			}
