@@ -199,7 +199,9 @@ func corpusEndpointCases() []corpusCase {
 			bad:     func(w *corpusWorld) request { return postJSON("/api/v1/releases/v1/verify", "", "") },
 			notFond: func(w *corpusWorld) request { return postJSON("/api/v1/releases/19990101-1/verify", "", "") }},
 		{name: "release activate", okCode: 200, role: adm, scope: ScopeWrite,
-			ok:      func(w *corpusWorld) request { return postJSON("/api/v1/releases/"+w.freshRelease()+"/activate", "", "") },
+			ok: func(w *corpusWorld) request {
+				return postJSON("/api/v1/releases/"+w.freshRelease()+"/activate", "", "")
+			},
 			bad:     func(w *corpusWorld) request { return postJSON("/api/v1/releases/latest/activate", "", "") },
 			notFond: func(w *corpusWorld) request { return postJSON("/api/v1/releases/19990101-1/activate", "", "") }},
 		{name: "release rollback", okCode: 200, role: adm, scope: ScopeWrite,
@@ -216,8 +218,10 @@ func corpusEndpointCases() []corpusCase {
 			ok:  func(w *corpusWorld) request { return get("/api/v1/search?q=%E9%80%9A%E7%9F%A5&limit=5", "") },
 			bad: func(w *corpusWorld) request { return get("/api/v1/search?q=%E9%80%9A%01", "") }},
 		{name: "cdx", okCode: 200, scope: ScopeRead, strayOK: true,
-			ok:  func(w *corpusWorld) request { return get("/cdx?url="+url.QueryEscape(w.url)+"&output=json", "") },
-			bad: func(w *corpusWorld) request { return get("/cdx?url="+url.QueryEscape(w.url)+"&matchType=everything", "") }},
+			ok: func(w *corpusWorld) request { return get("/cdx?url="+url.QueryEscape(w.url)+"&output=json", "") },
+			bad: func(w *corpusWorld) request {
+				return get("/cdx?url="+url.QueryEscape(w.url)+"&matchType=everything", "")
+			}},
 	}
 }
 
