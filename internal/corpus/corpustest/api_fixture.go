@@ -1,8 +1,8 @@
-// Package corpustest is for tests only: it fills a store with a governed
-// corpus the way a person would — the simulated web crawled, its
-// full-access articles taken in, a release built, verified and activated —
-// so the packages that read the corpus (the API, the console) test against
-// the real thing.
+// Populate and its Corpus fill a store's corpus for the API's tests (the
+// package's doc comment is in corpustest.go, which the console's tests
+// share): the simulated web crawled, its full-access articles taken in,
+// a release built, verified and activated.
+
 package corpustest
 
 import (
