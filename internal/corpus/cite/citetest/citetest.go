@@ -80,14 +80,14 @@ func Validate(t testing.TB, docs ...[]byte) []Result {
 }
 
 // Schema returns the path of the official CSL-JSON schema, v1.0.2. No npm
-// package ships it, so it is looked for in $ZHIZHI_CSL_SCHEMA and then in
+// package ships it, so it is looked for in $CSL_DATA_SCHEMA and then in
 // shared/csl/csl-data.json beside the checkout; without it the test is
 // skipped with a note saying where to put it. A file that is not v1.0.2
 // byte for byte fails the test.
 func Schema(t testing.TB) string {
 	t.Helper()
 	var candidates []string
-	if p := os.Getenv("ZHIZHI_CSL_SCHEMA"); p != "" {
+	if p := os.Getenv("CSL_DATA_SCHEMA"); p != "" {
 		candidates = append(candidates, p)
 	}
 	if _, file, _, ok := runtime.Caller(0); ok {
@@ -106,7 +106,7 @@ func Schema(t testing.TB) string {
 		return p
 	}
 	t.Skipf("the official CSL-JSON schema is not here: put schemas/input/csl-data.json of "+
-		"citation-style-language/schema tag v1.0.2 (sha256 %s) at shared/csl/csl-data.json or name it in ZHIZHI_CSL_SCHEMA; looked in %v",
+		"citation-style-language/schema tag v1.0.2 (sha256 %s) at shared/csl/csl-data.json or name it in CSL_DATA_SCHEMA; looked in %v",
 		SchemaSHA256, candidates)
 	return ""
 }
