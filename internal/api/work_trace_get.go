@@ -52,7 +52,8 @@ func (h *handler) workTraceGet(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	v := traceView{Work: workOf(&tr.Work), HeldBack: workOf(&tr.Work).HeldBack, Steps: tr.Steps, Events: []eventView{},
+	wv := workOf(&tr.Work)
+	v := traceView{Work: wv, HeldBack: wv.HeldBack, Steps: tr.Steps, Events: []eventView{},
 		Revisions: []revisionView{}, Aliases: tr.Aliases}
 	for i := range v.Steps {
 		if v.Steps[i].Evidence == nil {
