@@ -3,10 +3,14 @@
 // its dry-run gate), articles, crawl logs, stale targets, the column
 // registry and its bulk subscription, "crawl now", the incremental RAG
 // export, summary cards (read, and rewritten behind the grade gate) and
-// takedown requests. openapi.yaml, served
-// at /api/v1/openapi.yaml, describes every route, and the tests hold each
-// handler to it. Every route sits behind a role check (viewer to read,
-// operator to change); an API key also needs the matching scope.
+// takedown requests, and the governed corpus: works, their trace, text and
+// citations, intake, duplicate candidates, releases (build, verify,
+// activate, roll back, export), search over the active release, and the
+// Wayback CDX index at /cdx. openapi.yaml, served at /api/v1/openapi.yaml,
+// describes every route, and the tests hold each handler to it. Every
+// route sits behind a role check (viewer to read, operator to change,
+// admin to activate or roll back a release); an API key also needs the
+// matching scope.
 package api
 
 import (
@@ -18,12 +22,17 @@ import (
 	"time"
 
 	"zhizhi/internal/auth"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/store"
 	"zhizhi/internal/target"
 )
 
 // Prefix is where the API is mounted.
 const Prefix = "/api/v1"
+
+// CDXPath is where the Wayback CDX index of the active release's snapshots
+// answers; the handler New returns serves it too.
+const CDXPath = "/cdx"
 
 // API key scopes: the ones auth defines, whose one rule (auth.Principal.Allows)
 // every route is checked with.
@@ -57,8 +66,11 @@ type Options struct {
 	// Cards grades a person's rewrite of a summary card; nil answers every
 	// rewrite with 503.
 	Cards CardGrader
-	Log   *slog.Logger
-	Now   func() time.Time
+	// Corpus answers the corpus's routes (works, intake, candidates,
+	// releases, search, /cdx); nil answers each of them with 503.
+	Corpus *corpus.Service
+	Log    *slog.Logger
+	Now    func() time.Time
 }
 
 // handler holds what every endpoint needs; each endpoint is a method in
@@ -69,6 +81,8 @@ type handler struct {
 	crawlNow func(ctx context.Context, targetID int64) error
 	targets  *target.Service
 	cards    CardGrader
+	corpus   *corpus.Service
+	cdx      cdxCache
 	log      *slog.Logger
 	now      func() time.Time
 }
@@ -78,18 +92,35 @@ type handler struct {
 // compare with openapi.yaml.
 type route struct {
 	method string
-	path   string // below Prefix
+	path   string // below Prefix, or from the root when root is set
 	role   auth.Role
 	scope  string
 	serve  http.HandlerFunc
+	root   bool
+}
+
+// pattern is the route's path as the mux sees it.
+func (rt route) pattern() string {
+	if rt.root {
+		return rt.path
+	}
+	return Prefix + rt.path
 }
 
 func (h *handler) routes() []route {
 	read := func(path string, fn http.HandlerFunc) route {
-		return route{http.MethodGet, path, auth.RoleViewer, ScopeRead, fn}
+		return route{method: http.MethodGet, path: path, role: auth.RoleViewer, scope: ScopeRead, serve: fn}
 	}
 	write := func(path string, fn http.HandlerFunc) route {
-		return route{http.MethodPost, path, auth.RoleOperator, ScopeWrite, fn}
+		return route{method: http.MethodPost, path: path, role: auth.RoleOperator, scope: ScopeWrite, serve: fn}
+	}
+	// Activating a release changes what every reader, search and agent
+	// answers from: the admin role's, as on the console and the command
+	// line. Keys have no admin scope; write is the highest scope that
+	// changes anything, so an admin's key with write may activate and an
+	// operator's may not.
+	admin := func(path string, fn http.HandlerFunc) route {
+		return route{method: http.MethodPost, path: path, role: auth.RoleAdmin, scope: ScopeWrite, serve: fn}
 	}
 	return []route{
 		read("/openapi.yaml", h.openapiGet),
@@ -106,7 +137,7 @@ func (h *handler) routes() []route {
 		write("/targets/dry-run", h.targetCreatePreview),
 		read("/targets/stale", h.targetStaleList),
 		read("/targets/{id}", h.targetGet),
-		{http.MethodPatch, "/targets/{id}", auth.RoleOperator, ScopeWrite, h.targetUpdate},
+		{method: http.MethodPatch, path: "/targets/{id}", role: auth.RoleOperator, scope: ScopeWrite, serve: h.targetUpdate},
 		write("/targets/{id}/dry-run", h.targetDryRun),
 		write("/targets/{id}/enable", h.targetEnable),
 		write("/targets/{id}/disable", h.targetDisable),
@@ -123,7 +154,7 @@ func (h *handler) routes() []route {
 		write("/columns/{id}/preview", h.columnPreview),
 		// The export marks what it hands out, so it is a change: operator
 		// role, and an API key needs the export scope.
-		{http.MethodPost, "/export", auth.RoleOperator, ScopeExport, h.exportCreate},
+		{method: http.MethodPost, path: "/export", role: auth.RoleOperator, scope: ScopeExport, serve: h.exportCreate},
 		read("/cards", h.cardList),
 		read("/cards/{id}", h.cardGet),
 		write("/cards/{id}/rewrite", h.cardRewrite),
@@ -131,18 +162,44 @@ func (h *handler) routes() []route {
 		write("/takedowns", h.takedownCreate),
 		read("/takedowns/{id}", h.takedownGet),
 		write("/takedowns/{id}/freeze", h.takedownFreeze),
+		read("/works", h.workList),
+		read("/works/{id}", h.workGet),
+		read("/works/{id}/trace", h.workTraceGet),
+		read("/works/{id}/text", h.workTextGet),
+		read("/works/{id}/citation", h.workCitationGet),
+		write("/works/{id}/status", h.workStatusSet),
+		write("/corpus/intake", h.corpusIntake),
+		read("/corpus/rules", h.corpusRuleList),
+		write("/corpus/rules", h.corpusRuleCreate),
+		read("/corpus/candidates", h.corpusCandidateList),
+		write("/corpus/candidates/{id}/decision", h.corpusCandidateDecide),
+		read("/releases", h.releaseList),
+		write("/releases", h.releaseBuild),
+		read("/releases/active", h.releaseActiveGet),
+		write("/releases/{version}/verify", h.releaseVerify),
+		admin("/releases/{version}/activate", h.releaseActivate),
+		admin("/releases/rollback", h.releaseRollback),
+		// A release's export hands out the corpus's whole text in bulk, the
+		// feed a knowledge base takes: like POST /export, the operator's,
+		// and an API key needs the export scope.
+		{method: http.MethodGet, path: "/releases/{version}/export", role: auth.RoleOperator, scope: ScopeExport, serve: h.releaseExport},
+		read("/search", h.corpusSearch),
+		// The Wayback CDX server's path is /cdx, outside /api/v1, so CDX
+		// clients find it where they look; it reads like any GET.
+		{method: http.MethodGet, path: CDXPath, role: auth.RoleViewer, scope: ScopeRead, serve: h.cdxGet, root: true},
 	}
 }
 
-// New returns the handler of every path under /api/v1/; mount it with
-// mux.Handle(api.Prefix+"/", api.New(opts)). It panics when a required
-// dependency is missing: that is a wiring mistake, found at start-up.
+// New returns the handler of every path under /api/v1/ and of GET /cdx;
+// mount it with mux.Handle(api.Prefix+"/", h) and mux.Handle(api.CDXPath, h).
+// It panics when a required dependency is missing: that is a wiring
+// mistake, found at start-up.
 func New(opts Options) http.Handler {
 	if opts.Store == nil || opts.Auth == nil || opts.CrawlNow == nil || opts.Targets == nil || opts.Targets.Validate == nil {
 		panic("api.New: Store, Auth, CrawlNow and Targets (with its Validate) are required")
 	}
 	h := &handler{st: opts.Store, authn: opts.Auth, crawlNow: opts.CrawlNow, targets: opts.Targets, cards: opts.Cards,
-		log: opts.Log, now: opts.Now}
+		corpus: opts.Corpus, log: opts.Log, now: opts.Now}
 	if h.log == nil {
 		h.log = slog.Default()
 	}
@@ -151,11 +208,11 @@ func New(opts Options) http.Handler {
 	}
 	mux := http.NewServeMux()
 	for _, rt := range h.routes() {
-		mux.Handle(rt.method+" "+Prefix+rt.path, h.guard(rt))
+		mux.Handle(rt.method+" "+rt.pattern(), h.guard(rt))
 	}
-	// Anything else under the prefix gets a JSON 404 or 405, never the
-	// mux's plain-text page.
-	mux.HandleFunc(Prefix+"/", func(w http.ResponseWriter, r *http.Request) {
+	// Anything else under the prefix (or another method on /cdx) gets a
+	// JSON 404 or 405, never the mux's plain-text page.
+	fallback := func(w http.ResponseWriter, r *http.Request) {
 		if allow := allowedMethods(mux, r); len(allow) > 0 {
 			w.Header().Set("Allow", strings.Join(allow, ", "))
 			h.fail(w, r, errorf(http.StatusMethodNotAllowed, "method_not_allowed",
@@ -163,7 +220,9 @@ func New(opts Options) http.Handler {
 			return
 		}
 		h.fail(w, r, errorf(http.StatusNotFound, "not_found", "no API endpoint at %s; the list is at %s/openapi.yaml", r.URL.Path, Prefix))
-	})
+	}
+	mux.HandleFunc(Prefix+"/", fallback)
+	mux.HandleFunc(CDXPath, fallback)
 	return mux
 }
 
@@ -173,7 +232,7 @@ func allowedMethods(mux *http.ServeMux, r *http.Request) []string {
 	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
 		r2 := r.Clone(r.Context())
 		r2.Method = m
-		if _, pattern := mux.Handler(r2); pattern != "" && pattern != Prefix+"/" {
+		if _, pattern := mux.Handler(r2); pattern != "" && pattern != Prefix+"/" && pattern != CDXPath {
 			out = append(out, m)
 		}
 	}

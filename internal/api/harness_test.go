@@ -114,7 +114,7 @@ func noColumn(context.Context, *model.Site, *model.Target) ([]adapter.ListItem, 
 // newAPITestWith is newAPITest with the dry-run validate and the column
 // lister (the crawler's, against the simulated web, for the tests of the
 // dry-run gate and of column previews).
-func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate target.Validator, list target.ColumnLister) *apiTest {
+func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate target.Validator, list target.ColumnLister, more ...func(*Options)) *apiTest {
 	t.Helper()
 	a := &apiTest{t: t, st: st, now: now}
 	doc := loadSpec(t)
@@ -123,7 +123,7 @@ func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate targe
 		t.Fatalf("router from openapi.yaml: %v", err)
 	}
 	a.router = router
-	a.h = New(Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
+	opts := Options{Store: st, Auth: testPrincipals, Log: slog.New(slog.NewTextHandler(&a.logs, nil)),
 		Targets: &target.Service{Store: st, Validate: validate, List: list}, Cards: reviewtest.Grader,
 		Now: func() time.Time { return a.now },
 		CrawlNow: func(ctx context.Context, id int64) error {
@@ -134,7 +134,11 @@ func newAPITestWith(t *testing.T, st *store.Store, now time.Time, validate targe
 			}
 			a.crawled = append(a.crawled, id)
 			return nil
-		}})
+		}}
+	for _, f := range more {
+		f(&opts)
+	}
+	a.h = New(opts)
 	return a
 }
 

@@ -35,7 +35,7 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	h := &handler{}
 	served := map[string]bool{}
 	for _, rt := range h.routes() {
-		served[rt.method+" "+Prefix+rt.path] = true
+		served[rt.method+" "+rt.pattern()] = true
 	}
 	// The acquisition API (/v1, Firecrawl's /v2) is described here too.
 	for _, p := range append(acquire.Patterns, acquire.UsagePattern) {
@@ -81,9 +81,9 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 	acqMux := acq.Mux(budget.New(st, nil))
 	for k := range described {
 		method, path, _ := strings.Cut(k, " ")
-		req := httptest.NewRequest(method, "http://zhizhi.test"+strings.ReplaceAll(path, "{id}", "1"), nil)
+		req := httptest.NewRequest(method, "http://zhizhi.test"+examplePath(path), nil)
 		m := mux
-		if !strings.HasPrefix(path, Prefix+"/") {
+		if !strings.HasPrefix(path, Prefix+"/") && path != CDXPath {
 			m = acqMux
 		}
 		if _, pattern := m.Handler(req); pattern != k {
@@ -96,7 +96,7 @@ func TestRoutesMatchOpenAPI(t *testing.T) {
 func TestEveryRouteIsGuarded(t *testing.T) {
 	a := newAPITest(t, storetest.SQLite(t), fixedNow)
 	for _, rt := range (&handler{}).routes() {
-		path := Prefix + strings.ReplaceAll(rt.path, "{id}", "1")
+		path := examplePath(rt.pattern())
 		res := a.do(request{method: rt.method, target: path})
 		if res.status != http.StatusUnauthorized {
 			t.Errorf("%s %s without credentials: %d, want 401", rt.method, path, res.status)
@@ -105,6 +105,11 @@ func TestEveryRouteIsGuarded(t *testing.T) {
 			t.Errorf("%s %s without credentials: error %q, want unauthenticated", rt.method, path, e.Error)
 		}
 	}
+}
+
+// examplePath fills a route pattern's wildcards with values of their form.
+func examplePath(pattern string) string {
+	return strings.NewReplacer("{id}", "1", "{version}", "20260423-1").Replace(pattern)
 }
 
 // noFetch is a polite client that can reach nothing, for tests that only
