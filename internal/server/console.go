@@ -11,6 +11,7 @@ import (
 	"zhizhi/internal/api"
 	"zhizhi/internal/auth"
 	"zhizhi/internal/config/configsync"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/fetch"
 	"zhizhi/internal/model"
@@ -36,6 +37,8 @@ type consoleDeps struct {
 	// acquire is the acquisition API as mounted on /v1/, which the
 	// console's Studio calls in-process; nil when serve has none.
 	acquire http.Handler
+	// corpus is the governed corpus the API and the console show.
+	corpus *corpus.Service
 }
 
 // mountConsole adds the admin console (/admin/) and the REST API
@@ -56,7 +59,8 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 		List: func(ctx context.Context, site *model.Site, t *model.Target) ([]adapter.ListItem, error) {
 			return crawler(ctx).PreviewColumn(ctx, site, t)
 		}}
-	mux.Handle(api.Prefix+"/", api.New(api.Options{Store: st, Auth: d.sessions, Log: d.log, Targets: targets, Cards: review.Grade,
+	rest := api.New(api.Options{Store: st, Auth: d.sessions, Log: d.log, Targets: targets, Cards: review.Grade,
+		Corpus: d.corpus,
 		CrawlNow: func(ctx context.Context, targetID int64) error {
 			t, err := st.TargetByID(ctx, targetID)
 			if err != nil {
@@ -64,7 +68,9 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 			}
 			_, err = d.q.CrawlNow(ctx, *t)
 			return err
-		}}))
+		}})
+	mux.Handle(api.Prefix+"/", rest)
+	mux.Handle(api.CDXPath, rest)
 	console, err := ui.New(ui.Options{Store: st, Sessions: d.sessions, Jobs: d.q, ConfigDir: d.configDir, Log: d.log,
 		Targets: targets, Cards: review.Grade, Location: d.loc,
 		Onboard: onboardWizard(d.client, d.live), Acquire: d.acquire})

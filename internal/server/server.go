@@ -359,7 +359,7 @@ func Run(ctx context.Context, cfg Config) error {
 		mux.Handle("/mcp", h)
 	}
 	if err := mountConsole(mux, consoleDeps{st: st, q: q, client: client, live: live, sessions: sessions,
-		loc: cfg.Location, configDir: cfg.ConfigDir, log: log, acquire: acquireAPI}); err != nil {
+		loc: cfg.Location, configDir: cfg.ConfigDir, log: log, acquire: acquireAPI, corpus: corpora}); err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	public, err := portal.New(portal.Options{Store: st, Visits: visits, Log: log, Location: cfg.Location})
