@@ -487,6 +487,55 @@ func TestCorpusLifecycle(t *testing.T) {
 			t.Fatalf("acquisition result of an unconfigured host: %v", err)
 		}
 
+		// A takedown at the source, once carried out, freezes its works at
+		// the next build, recorded in their provenance; they leave the
+		// release.
+		gone := active.Entries[1]
+		k := &model.Takedown{SiteID: lianzhou[0].SiteID, Scope: model.TakedownURLs, URLs: []string{gone.URL},
+			Requester: "连州市人民政府办公室", Contact: "0763-0000000", Reason: "页面已撤下", RecordedBy: "user:admin"}
+		if err := st.RecordTakedown(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.FreezeTakedown(ctx, k.ID, "user:admin"); err != nil {
+			t.Fatal(err)
+		}
+		rel4, err := svc.Build(ctx, "user:admin", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel4.Frozen != 1 {
+			t.Fatalf("build after a takedown of one page froze %d works", rel4.Frozen)
+		}
+		r4, err := svc.Open(ctx, rel4.Version)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, in := r4.Work(gone.ID); in {
+			t.Fatalf("release %s holds %s, taken down at its source", rel4.Version, gone.ID)
+		}
+		gevs, err := st.CorpusEvents(ctx, gone.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := gevs[len(gevs)-1]; last.Kind != "takedown" || !strings.Contains(last.Detail, "撤下请求") {
+			t.Fatalf("the frozen work's last event: %+v", last)
+		}
+
+		// With PostgreSQL a release is kept in the database too: a machine
+		// without its directory writes it from there, every hash checked.
+		if st.Dialect() == store.DialectPostgres {
+			if err := os.RemoveAll(filepath.Join(svc.ReleasesDir(), rel4.Version)); err != nil {
+				t.Fatal(err)
+			}
+			other := corpus.New(st, "test")
+			if err := other.Verify(ctx, rel4.Version, "user:admin", corpus.VerifyOptions{}, nil); err != nil {
+				t.Fatalf("release %s from the database: %v", rel4.Version, err)
+			}
+			if _, err := os.Stat(filepath.Join(svc.ReleasesDir(), rel4.Version, "search.sqlite")); err != nil {
+				t.Fatal(err)
+			}
+		}
+
 		// No work was ever merged by the system.
 		merged, byPeople, err := st.CountCorpusMerges(ctx)
 		if err != nil || merged != byPeople {
