@@ -244,10 +244,10 @@ func traceEvidence(e corpus.Evidence) evidenceLink {
 	case "candidate":
 		l.Href = Prefix + "/corpus/candidates"
 	case "warc_record":
-		// "WARC response 记录": the record type is WARC's own word.
+		// "WARC response 记录": the record type in words.
 		l.Label = "WARC 记录"
 		if f := strings.Fields(e.Label); len(f) == 3 {
-			l.Label = "WARC 记录（" + f[1] + "）"
+			l.Label = "WARC 记录（" + warcRecordType(f[1]) + "）"
 		}
 		l.Code = e.Ref
 	case "blob":
@@ -280,4 +280,23 @@ func eventEvidence(s string) []evidenceLink {
 		}
 	}
 	return out
+}
+
+// warcRecordType names a WARC record's type.
+func warcRecordType(t string) string {
+	switch t {
+	case "warcinfo":
+		return "文件信息"
+	case "request":
+		return "请求"
+	case "response":
+		return "响应"
+	case "metadata":
+		return "元数据"
+	case "resource":
+		return "资源"
+	case "revisit":
+		return "重访"
+	}
+	return "其他类型"
 }

@@ -150,7 +150,7 @@ func TestCorpusPagesShowWhatTheyAreFor(t *testing.T) {
 			{"/admin/corpus/works?status=active&q=" + url.QueryEscape("医保报销"), []string{cw.hostileWork, "可发布"}},
 			{"/admin/corpus/works?q=" + url.QueryEscape("重复转载"), []string{cw.copyWork, "有 1 个重复候选待人工判定"}},
 			{"/admin/corpus/works/" + cw.hostileWork, []string{"溯源链", "来源", "抓取", "解析", "快照", "权利", "质量检查", "审核", "发布",
-				"WARC 记录（response）", "收入发布 " + cw.version, "来历", "摄取", "规范化", "用户 admin", "别名", "article:"}},
+				"WARC 记录（响应）", "收入发布 " + cw.version, "来历", "摄取", "规范化", "用户 admin", "别名", "article:"}},
 			{"/admin/corpus/candidates", []string{"系统从不自动合并作品", fmt.Sprintf("重复候选 #%d", k.ID), "正文相同", "两件作品的正文完全相同"}},
 			{"/admin/corpus/releases", []string{cw.version, "当前生效", "已校验", "用户 admin"}},
 			{"/admin/corpus/releases/" + cw.version, []string{"暂缓的作品", cw.copyWork, "来源权利为“仅供参考”"}},
