@@ -21,18 +21,28 @@ type articleData struct {
 	// RawAttrs is the public-attribute block as the page labelled it,
 	// in label order; empty when the page had none.
 	RawAttrs []labelValue
+	// CorpusOn: the console has the corpus; WorkID is the work the article
+	// became, "" when it was not taken in.
+	CorpusOn bool
+	WorkID   string
 }
 
 // articleShow is one article: its public attributes, where it came from,
 // its text and attachments. Every value came from a page on the web and is
 // shown as text.
 func (c *console) articleShow(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
 		c.notFound(w, r, "没有这篇文章。")
 		return
 	}
+	c.renderArticle(w, r, http.StatusOK, id, "")
+}
+
+// renderArticle shows article id with status, and errMsg when an action
+// on it was refused.
+func (c *console) renderArticle(w http.ResponseWriter, r *http.Request, status int, id int64, errMsg string) {
+	ctx := r.Context()
 	a, err := c.store.ArticleByID(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
 		c.notFound(w, r, "没有这篇文章。")
@@ -76,5 +86,16 @@ func (c *console) articleShow(w http.ResponseWriter, r *http.Request) {
 		}
 		slices.SortFunc(d.RawAttrs, func(x, y labelValue) int { return strings.Compare(x.Label, y.Label) })
 	}
-	c.render(w, r, http.StatusOK, "article", page{Title: "文章 · " + a.Title, Active: "articles", Data: d})
+	if c.corpus != nil {
+		d.CorpusOn = true
+		work, err := c.store.CorpusWorkByAlias(ctx, "article:"+strconv.FormatInt(a.ID, 10))
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			c.serverError(w, r, err)
+			return
+		}
+		if work != nil {
+			d.WorkID = work.ID
+		}
+	}
+	c.render(w, r, status, "article", page{Title: "文章 · " + a.Title, Active: "articles", Error: errMsg, Data: d})
 }

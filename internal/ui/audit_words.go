@@ -5,16 +5,21 @@ import "strings"
 // auditObjects names the kinds of object the audit trail records, as the
 // staff call them.
 var auditObjects = map[string]string{
-	"adapter":     "适配器",
-	"apikey":      "API 密钥",
-	"article":     "文章",
-	"card":        "卡片",
-	"department":  "部门",
-	"host":        "主机",
-	"onboard_run": "新站接入",
-	"takedown":    "下架请求",
-	"target":      "目标",
-	"user":        "用户",
+	"adapter":            "适配器",
+	"apikey":             "API 密钥",
+	"article":            "文章",
+	"card":               "卡片",
+	"corpus_work":        "语料作品",
+	"corpus_release":     "语料发布",
+	"corpus_candidate":   "重复候选",
+	"corpus_intake_rule": "摄取规则",
+	"corpus_intake":      "语料摄取",
+	"department":         "部门",
+	"host":               "主机",
+	"onboard_run":        "新站接入",
+	"takedown":           "下架请求",
+	"target":             "目标",
+	"user":               "用户",
 }
 
 // auditVerbs names what was done, after the object: "目标·新建".
@@ -51,10 +56,28 @@ func auditObject(code string) string {
 	return code
 }
 
+// corpusActions are the corpus's action codes, which name their object
+// in two words ("corpus.release.activate").
+var corpusActions = map[string]string{
+	"corpus.intake":           "语料库·收入文章",
+	"corpus.rule.create":      "摄取规则·新建",
+	"corpus.candidate.decide": "重复候选·判定",
+	"corpus.work.status":      "语料作品·更改状态",
+	"corpus.work.review":      "语料作品·审核",
+	"corpus.work.takedown":    "语料作品·撤下冻结",
+	"corpus.release.build":    "语料发布·生成",
+	"corpus.release.verify":   "语料发布·校验",
+	"corpus.release.activate": "语料发布·启用",
+	"corpus.release.rollback": "语料发布·回滚",
+}
+
 // auditAction says an action code ("target.create") in words
 // ("目标·新建"). A code this table does not know is shown as recorded
 // rather than guessed at.
 func auditAction(code string) string {
+	if s, ok := corpusActions[code]; ok {
+		return s
+	}
 	obj, verb, ok := strings.Cut(code, ".")
 	o, okObj := auditObjects[obj]
 	v, okVerb := auditVerbs[verb]

@@ -31,6 +31,7 @@ func purposeLabel(p string) string {
 
 type crawlLogFilter struct {
 	Site, Target, Host, Purpose, Status string
+	ID                                  string // one row, as a corpus work's trace links to it
 }
 
 type crawlLogRow struct {
@@ -53,7 +54,8 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	q := r.URL.Query()
 	f := crawlLogFilter{Site: strings.TrimSpace(q.Get("site")), Target: strings.TrimSpace(q.Get("target")),
-		Host: strings.TrimSpace(q.Get("host")), Purpose: q.Get("purpose"), Status: q.Get("status")}
+		Host: strings.TrimSpace(q.Get("host")), Purpose: q.Get("purpose"), Status: q.Get("status"),
+		ID: strings.TrimSpace(q.Get("id"))}
 	sites, err := c.store.ListSites(ctx)
 	if err != nil {
 		c.serverError(w, r, err)
@@ -77,6 +79,14 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 	if msg != "" {
 		refuse(msg)
 		return
+	}
+	if f.ID != "" {
+		id, err := strconv.ParseInt(f.ID, 10, 64)
+		if err != nil || id <= 0 {
+			refuse("日志编号无效。")
+			return
+		}
+		sf.ID = id
 	}
 	if f.Purpose != "" {
 		if !slices.ContainsFunc(purposes, func(p struct{ Value, Label string }) bool { return p.Value == f.Purpose }) {
@@ -126,7 +136,7 @@ func (c *console) crawlLogList(w http.ResponseWriter, r *http.Request) {
 
 func (f crawlLogFilter) query() url.Values {
 	v := url.Values{}
-	for k, s := range map[string]string{"site": f.Site, "target": f.Target, "host": f.Host, "purpose": f.Purpose, "status": f.Status} {
+	for k, s := range map[string]string{"site": f.Site, "target": f.Target, "host": f.Host, "purpose": f.Purpose, "status": f.Status, "id": f.ID} {
 		if s != "" {
 			v.Set(k, s)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
 
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl"
 	"zhizhi/internal/model"
 	"zhizhi/internal/store"
@@ -39,6 +40,10 @@ var leakAllowed = map[string]bool{
 	// A vendor's name for the shield in front of a city portal, as the
 	// bundled configuration's operators wrote it.
 	"ctct": true,
+	// Standards named by their own names: the web archive format (WARC),
+	// the citation formats (CSL-JSON, BibTeX) and Unicode's normal form
+	// (NFC).
+	"WARC": true, "CSL": true, "BibTeX": true, "NFC": true,
 	// People's user names, as they signed in: a name, not a code.
 	"admin": true, "operator": true, "wangfang": true, "alice": true, "root": true,
 }
@@ -185,15 +190,20 @@ func leakWorld(t *testing.T, st *store.Store) (*wizardWorld, map[string]string) 
 	if err != nil || len(depts) == 0 {
 		t.Fatalf("departments: %v (%d)", err, len(depts))
 	}
+	work, version := seedLeakCorpus(t, w, arts)
 	return ww, map[string]string{
-		"sites/{code}":     "qingyuan",
-		"targets/{code}":   "qingyuan_qyfgw_14011",
-		"adapters/{id}":    "gkmlpt",
-		"articles/{id}":    fmt.Sprint(arts[artFGW]),
-		"cards/{id}":       fmt.Sprint(cards[cardYellow]),
-		"takedowns/{id}":   fmt.Sprint(k.ID),
-		"departments/{id}": "37",
-		"onboard/{id}":     strings.TrimPrefix(run, Prefix+"/onboard/"),
+		"corpus/works/{id}":                   work,
+		"corpus/works/" + work + "/citation?": "format=csl-json",
+		"corpus/releases/{id}":                version,
+		"corpus/search?":                      "q=" + url.QueryEscape("发展"),
+		"sites/{code}":                        "qingyuan",
+		"targets/{code}":                      "qingyuan_qyfgw_14011",
+		"adapters/{id}":                       "gkmlpt",
+		"articles/{id}":                       fmt.Sprint(arts[artFGW]),
+		"cards/{id}":                          fmt.Sprint(cards[cardYellow]),
+		"takedowns/{id}":                      fmt.Sprint(k.ID),
+		"departments/{id}":                    "37",
+		"onboard/{id}":                        strings.TrimPrefix(run, Prefix+"/onboard/"),
 		// Without an acquisition API a crawl job's page says the Studio is off.
 		"studio/crawl/{id}":    "none",
 		"onboard/departments?": "field=dept-0-0-local&q=" + url.QueryEscape("发展"),
@@ -285,6 +295,9 @@ func TestNoEnglishLeaksIntoPages(t *testing.T) {
 					t.Errorf("GET %s: status %d, want a page to read", path, rec.Code)
 					continue
 				}
+				if !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+					continue // a file to download (a citation), not a page
+				}
 				pages++
 				body := rec.Body.String()
 				// Text the world planted to test escaping is data, not the
@@ -320,4 +333,71 @@ func TestNoEnglishLeaksIntoPages(t *testing.T) {
 			t.Errorf("checked %d pages, want every GET page of the console (25 when this test was written, most twice)", pages)
 		}
 	})
+}
+
+// seedLeakCorpus fills the corpus with every kind of thing its pages show:
+// works that pass and works held back (QA, a duplicate waiting, a
+// quarantine), a decided and an open candidate, and an active release. It
+// returns a work of the release and the release's version.
+func seedLeakCorpus(t *testing.T, w *world, arts map[string]int64) (string, string) {
+	t.Helper()
+	ctx := context.Background()
+	tg, err := w.st.TargetByCode(ctx, "qingyuan_qyfgw_14011")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.Repeat("清远市发展和改革局就价格监测工作作出部署，要求各县区按月报送监测数据。", 3)
+	save := func(n int, title, docNo, text string) int64 {
+		a := &model.Article{SiteID: tg.SiteID, TargetID: tg.ID, URL: fmt.Sprintf("http://www.qingyuan.gov.test/corpus/%d.html", n),
+			Title: title, ChannelName: tg.ChannelName, Publisher: "清远市发展和改革局", DocNo: docNo, Status: model.StatusReady,
+			PublishDate: "2026-03-01", IndexNo: fmt.Sprintf("11441800MB2D9%03d/2026-00001", n), ContentText: text, FetchedAt: w.now.Add(-time.Hour)}
+		if _, _, err := w.st.SaveArticle(ctx, a, nil, 0, store.FrontierMark{}); err != nil {
+			t.Fatal(err)
+		}
+		return a.ID
+	}
+	ids := []int64{arts[artFGW], arts[artPrice], arts[artCity],
+		save(1, "价格监测工作部署", "清发改〔2026〕1号", body),
+		save(2, "转发价格监测通知", "", body+"二"),
+		save(3, "转发价格监测通知（副本）", "", body+"二")}
+	for _, id := range ids {
+		if _, err := w.corpus.IntakeArticle(ctx, id, "user:operator"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	work := func(id int64) string {
+		wk, err := w.st.CorpusWorkByAlias(ctx, fmt.Sprintf("article:%d", id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wk.ID
+	}
+	if err := w.st.SetCorpusWorkStatus(ctx, work(arts[artPrice]), store.WorkQuarantined, "", "待核实", "user:operator"); err != nil {
+		t.Fatal(err)
+	}
+	ks, err := w.st.ListCorpusCandidates(ctx, store.CandidateOpen, 10)
+	if err != nil || len(ks) != 2 {
+		t.Fatalf("candidates %+v (%v), want the 文号 pair and the copied pair", ks, err)
+	}
+	for _, k := range ks {
+		if k.Kind == "biblio" {
+			if err := w.st.DecideCorpusCandidate(ctx, k.ID, store.CandidateDifferent, "user:operator"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rel, err := w.corpus.Build(ctx, "user:admin", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.corpus.Verify(ctx, rel.Version, "user:admin", corpus.VerifyOptions{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.corpus.Activate(ctx, rel.Version, "user:admin"); err != nil {
+		t.Fatal(err)
+	}
+	if rel.Works == 0 || rel.Held == 0 {
+		t.Fatalf("release %+v: want works both in it and held back", rel)
+	}
+	return work(ids[3]), rel.Version
 }

@@ -20,6 +20,7 @@ import (
 	"zhizhi/internal/auth"
 	"zhizhi/internal/config"
 	"zhizhi/internal/config/configsync"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/queue"
@@ -119,6 +120,7 @@ type world struct {
 	now      time.Time
 	cfgDir   string
 	web      *crawltest.World // the simulated web, in a simWorld
+	corpus   *corpus.Service  // the corpus on st, as serve gives it to the console
 }
 
 // Hosts the world seeds.
@@ -163,9 +165,9 @@ func newWorld(t *testing.T, st *store.Store) *world {
 	// Every target was added just now; 45 days on, a column expected daily
 	// is long stale while one expected monthly is not.
 	now := time.Now().Add(45 * 24 * time.Hour)
-	w := &world{st: st, q: q, sessions: newTestSessions(), now: now, cfgDir: cfg}
+	w := &world{st: st, q: q, sessions: newTestSessions(), now: now, cfgDir: cfg, corpus: corpus.New(st, "test")}
 	w.seed(t)
-	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg,
+	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg, Corpus: w.corpus,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now }})
 	if err != nil {
 		t.Fatal(err)

@@ -104,7 +104,7 @@ func (ww *wizardWorld) console(t *testing.T, st *store.Store, opts queue.Options
 			t.Errorf("stop the queue: %v", err)
 		}
 	})
-	h, err := New(Options{Store: st, Sessions: ww.sessions, Jobs: q, ConfigDir: ww.cfgDir, Onboard: build,
+	h, err := New(Options{Store: st, Sessions: ww.sessions, Jobs: q, ConfigDir: ww.cfgDir, Onboard: build, Corpus: ww.corpus,
 		Log: discard, Now: now})
 	if err != nil {
 		t.Fatal(err)

@@ -52,6 +52,13 @@ var nav = []navGroup{
 		{Key: "portal", Label: "门户首页 ↗", Href: "/"},
 		{Key: "ledger", Label: "透明账本 ↗", Href: "/ledger"},
 	}},
+	{"语料库", []navItem{
+		{Key: "corpus", Label: "摄取与概况", Href: Prefix + "/corpus"},
+		{Key: "corpus-works", Label: "作品", Href: Prefix + "/corpus/works"},
+		{Key: "corpus-candidates", Label: "重复候选", Href: Prefix + "/corpus/candidates"},
+		{Key: "corpus-releases", Label: "发布", Href: Prefix + "/corpus/releases"},
+		{Key: "corpus-search", Label: "检索", Href: Prefix + "/corpus/search"},
+	}},
 	{"运行", []navItem{
 		{Key: "stale", Label: "停更目标", Href: Prefix + "/stale-targets"},
 		{Key: "hosts", Label: "主机状态", Href: Prefix + "/hosts"},
@@ -244,6 +251,18 @@ func (c *console) funcs() template.FuncMap {
 		"runner":      runnerLabel,
 		"errorClass":  errorClassLabel,
 		"strategy":    strategyLabel,
+		"workStatus":  workStatusLabel,
+		"review":      reviewLabel,
+		"relState":    releaseStateLabel,
+		"candKind":    candidateKindLabel,
+		"candStatus":  candidateStatusLabel,
+		"eventKind":   eventKindLabel,
+		"eventDetail": eventDetail,
+		"evidence":    eventEvidence,
+		"stepState":   stepStateLabel,
+		"stepEvid":    traceEvidence,
+		"corpusActor": corpusActor,
+		"ids":         idSegments,
 	}
 }
 

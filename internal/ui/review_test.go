@@ -23,7 +23,7 @@ func reviewWorld(t *testing.T, st *store.Store, grade CardGrader) *world {
 	t.Helper()
 	w := newWorld(t, st)
 	st.Now = func() time.Time { return w.now }
-	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: w.q, ConfigDir: w.cfgDir,
+	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: w.q, ConfigDir: w.cfgDir, Corpus: w.corpus,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now }, Cards: grade})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 	"zhizhi/internal/config/zone"
 
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
@@ -51,8 +52,8 @@ func simWorld(t *testing.T, st *store.Store) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(q.Close)
-	w := &world{st: st, q: q, sessions: newTestSessions(), now: time.Now(), cfgDir: cfg, web: cw}
-	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg,
+	w := &world{st: st, q: q, sessions: newTestSessions(), now: time.Now(), cfgDir: cfg, web: cw, corpus: corpus.New(st, "test")}
+	h, err := New(Options{Store: st, Sessions: w.sessions, Jobs: q, ConfigDir: cfg, Corpus: w.corpus,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return w.now },
 		Targets: &target.Service{Store: st, Validate: cw.Crawler(nil).Validate, List: cw.Crawler(nil).PreviewColumn, Location: zone.Shanghai},
 		Onboard: func(context.Context) (*onboard.Wizard, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"zhizhi/internal/auth"
+	"zhizhi/internal/corpus"
 	"zhizhi/internal/model"
 	"zhizhi/internal/onboard"
 	"zhizhi/internal/queue"
@@ -70,6 +71,10 @@ type Options struct {
 	// the Studio (工作台) calls in-process as the signed-in operator. Nil:
 	// the Studio says the API is not served here.
 	Acquire http.Handler
+	// Corpus is the governed corpus (intake, works, candidates, releases,
+	// search over the active release). Nil: the corpus pages say the
+	// corpus is not set up on this process.
+	Corpus *corpus.Service
 }
 
 // console holds the dependencies every page handler shares.
@@ -88,6 +93,7 @@ type console struct {
 	cards     CardGrader
 	fields    *formTexts
 	acquire   http.Handler
+	corpus    *corpus.Service
 }
 
 // New builds the console handler; it fails when a template does not parse.
@@ -100,7 +106,8 @@ func newConsole(opts Options, files fs.FS) (http.Handler, error) {
 		return nil, errors.New("admin console: a store, sessions and the job queue are required")
 	}
 	c := &console{store: opts.Store, sessions: opts.Sessions, jobs: opts.Jobs, configDir: opts.ConfigDir,
-		onboard: opts.Onboard, log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards, acquire: opts.Acquire}
+		onboard: opts.Onboard, log: opts.Log, now: opts.Now, loc: opts.Location, cards: opts.Cards, acquire: opts.Acquire,
+		corpus: opts.Corpus}
 	if c.loc == nil {
 		c.loc = zone.Display()
 	}
@@ -170,6 +177,7 @@ func (c *console) routes() http.Handler {
 	mux.Handle("GET "+Prefix+"/jobs", c.require(v, c.jobList))
 	mux.Handle("GET "+Prefix+"/audit", c.require(v, c.auditList))
 	c.reviewRoutes(mux, v, o)
+	c.corpusRoutes(mux, v, o, a)
 	mux.Handle(Prefix+"/", c.require(v, func(w http.ResponseWriter, r *http.Request) {
 		c.notFound(w, r, "页面不存在")
 	}))
