@@ -73,7 +73,7 @@ func mountConsole(mux *http.ServeMux, d consoleDeps) error {
 	mux.Handle(api.CDXPath, rest)
 	console, err := ui.New(ui.Options{Store: st, Sessions: d.sessions, Jobs: d.q, ConfigDir: d.configDir, Log: d.log,
 		Targets: targets, Cards: review.Grade, Location: d.loc,
-		Onboard: onboardWizard(d.client, d.live), Acquire: d.acquire})
+		Onboard: onboardWizard(d.client, d.live), Acquire: d.acquire, Corpus: d.corpus})
 	if err != nil {
 		return fmt.Errorf("admin console: %w", err)
 	}
