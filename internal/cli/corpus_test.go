@@ -16,36 +16,14 @@ import (
 	"time"
 
 	"zhizhi/internal/corpus"
+	"zhizhi/internal/corpus/corpustest"
 	"zhizhi/internal/crawl/crawltest"
 	"zhizhi/internal/mcp/mcptest"
-	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
 )
 
 var releaseBuilt = regexp.MustCompile(`release (\S+) built`)
-
-// crawlSites crawls the targets of the simulated web's sites named into
-// st, in process, at owned rates (what is tested here is the corpus).
-func crawlSites(t *testing.T, w *crawltest.World, sites ...string) {
-	t.Helper()
-	ctx := context.Background()
-	var targets []model.Target
-	for _, tg := range w.Targets(t, false) {
-		s, err := w.Store.SiteByID(ctx, tg.SiteID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if slices.Contains(sites, s.SiteCode) {
-			targets = append(targets, tg)
-		}
-	}
-	for _, r := range w.Crawler(nil).Run(ctx, targets) {
-		if r.Err != nil {
-			t.Fatalf("target %s: %v", r.TargetCode, r.Err)
-		}
-	}
-}
 
 // TestCorpusThroughTheBinaryAndMCP: the corpus as an operator and an agent
 // use it. `zhizhi corpus intake`, `release build`, `release verify` and
@@ -59,7 +37,7 @@ func TestCorpusThroughTheBinaryAndMCP(t *testing.T) {
 	mcptest.SDK(t)
 	sw := newServeWorld(t, store.DialectSQLite)
 	keepTargets(t, sw.st, "lianzhou_tzgg", "lianzhou_zcwj")
-	crawlSites(t, sw.world, "lianzhou")
+	corpustest.Crawl(t, sw.world, "lianzhou")
 
 	out := sw.zhizhi(t, "", "corpus", "intake", "--target", "lianzhou_tzgg,lianzhou_zcwj")
 	if !strings.Contains(out, "new works") || strings.Contains(out, " 0 new works") {
@@ -274,7 +252,7 @@ func TestReleaseActivateSurvivesKills(t *testing.T) {
 		}
 		defer st.Close()
 		w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: bundledConfig, Sim: sim.Options{Seed: 1}})
-		crawlSites(t, w, "lianzhou")
+		corpustest.Crawl(t, w, "lianzhou")
 		svc := corpus.New(st, "test")
 		if _, err := svc.IntakeTargets(ctx, nil, "test", nil); err != nil {
 			t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"zhizhi/internal/corpus"
+	"zhizhi/internal/corpus/corpustest"
 	"zhizhi/internal/corpus/search"
 	"zhizhi/internal/corpus/warc"
 	"zhizhi/internal/crawl/crawltest"
@@ -30,30 +31,8 @@ const configDir = "../../demo/config"
 // returns the service over it.
 func world(t *testing.T, st *store.Store, sites ...string) (*corpus.Service, *crawltest.World) {
 	t.Helper()
-	ctx := context.Background()
 	w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: configDir, Sim: sim.Options{Seed: 1}})
-	want := map[string]bool{}
-	for _, s := range sites {
-		want[s] = true
-	}
-	var targets []model.Target
-	for _, tg := range w.Targets(t, false) {
-		s, err := st.SiteByID(ctx, tg.SiteID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want[s.SiteCode] {
-			targets = append(targets, tg)
-		}
-	}
-	if len(targets) == 0 {
-		t.Fatalf("no targets of %v", sites)
-	}
-	for _, r := range w.Crawler(nil).Run(ctx, targets) {
-		if r.Err != nil {
-			t.Fatalf("target %s: %v", r.TargetCode, r.Err)
-		}
-	}
+	corpustest.Crawl(t, w, sites...)
 	return corpus.New(st, "test"), w
 }
 

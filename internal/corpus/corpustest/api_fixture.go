@@ -14,7 +14,6 @@ import (
 
 	"zhizhi/internal/corpus"
 	"zhizhi/internal/crawl/crawltest"
-	"zhizhi/internal/model"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store"
 )
@@ -58,28 +57,7 @@ func Populate(t testing.TB, st *store.Store, sites ...string) *Corpus {
 		sites = DefaultSites
 	}
 	w := crawltest.NewWorld(t, st, crawltest.Options{ConfigDir: configDir(t), Sim: sim.Options{Seed: 1}})
-	want := map[string]bool{}
-	for _, s := range sites {
-		want[s] = true
-	}
-	var targets []model.Target
-	for _, tg := range w.Targets(t, false) {
-		s, err := st.SiteByID(ctx, tg.SiteID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want[s.SiteCode] {
-			targets = append(targets, tg)
-		}
-	}
-	if len(targets) == 0 {
-		t.Fatalf("corpustest: the simulated web has no targets of %v", sites)
-	}
-	for _, r := range w.Crawler(nil).Run(ctx, targets) {
-		if r.Err != nil {
-			t.Fatalf("corpustest: crawl %s: %v", r.TargetCode, r.Err)
-		}
-	}
+	Crawl(t, w, sites...)
 	svc := corpus.New(st, "test")
 	sum, err := svc.IntakeTargets(ctx, nil, "user:tester", nil)
 	if err != nil {
