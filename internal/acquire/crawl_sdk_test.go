@@ -3,7 +3,6 @@ package acquire
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +10,7 @@ import (
 
 	"zhizhi/internal/acquire/firecrawltest"
 	"zhizhi/internal/fetch"
+	"zhizhi/internal/npmtest"
 	"zhizhi/internal/store/storetest"
 )
 
@@ -48,15 +48,8 @@ func TestFirecrawlSDKCrawl(t *testing.T) {
 	if err := os.WriteFile(script, []byte(sdkCrawlScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), "node", script)
-	cmd.Env = append(os.Environ(), "SDK_URL="+sdk, "API_URL="+e.srv.URL, "START_URL="+crawlURL("/news/0.html"),
-		"ROOT_URL="+crawlURL("/"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
+	out := npmtest.Node(t, npmtest.Script{Path: script, Env: []string{"SDK_URL=" + sdk, "API_URL=" + e.srv.URL, "START_URL=" + crawlURL("/news/0.html"),
+		"ROOT_URL=" + crawlURL("/")}})
 	var got struct {
 		Crawl struct {
 			Status                        string

@@ -3,12 +3,12 @@ package acquire
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"zhizhi/internal/acquire/firecrawltest"
+	"zhizhi/internal/npmtest"
 	"zhizhi/internal/sim"
 	"zhizhi/internal/store/storetest"
 )
@@ -52,14 +52,7 @@ func TestFirecrawlSDK(t *testing.T) {
 	if err := os.WriteFile(script, []byte(sdkScript), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), "node", script)
-	cmd.Env = append(os.Environ(), "SDK_URL="+sdk, "API_URL="+e.srv.URL, "PAGE_URL="+art.URL, "REFUSED_URL="+refused.URL)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
+	out := npmtest.Node(t, npmtest.Script{Path: script, Env: []string{"SDK_URL=" + sdk, "API_URL=" + e.srv.URL, "PAGE_URL=" + art.URL, "REFUSED_URL=" + refused.URL}})
 	var got struct {
 		Markdown string   `json:"markdown"`
 		Links    []string `json:"links"`
@@ -71,7 +64,7 @@ func TestFirecrawlSDK(t *testing.T) {
 		Acquisition *Acquisition `json:"acquisition"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatalf("the script's output is not JSON: %v\n%s\n%s", err, out, stderr.String())
+		t.Fatalf("the script's output is not JSON (its stderr is logged above): %v\n%s", err, out)
 	}
 	if !strings.HasPrefix(got.Markdown, "# "+art.Title) || !strings.Contains(got.Markdown, "| 序号 |") {
 		t.Errorf("markdown through the SDK:\n%.400s", got.Markdown)

@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	"zhizhi/internal/corpus"
 	"zhizhi/internal/corpus/cite/citetest"
 	"zhizhi/internal/corpus/warc"
+	"zhizhi/internal/npmtest"
 	"zhizhi/internal/store"
 	"zhizhi/internal/store/storetest"
 )
@@ -641,54 +641,9 @@ type warcioResult struct {
 // and npm the test is skipped, except under CI=true.
 func warcioRead(t *testing.T, paths ...string) []warcioResult {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed to read WARCs with warcio.js: %v", err)
-		}
-		t.Skipf("node or npm missing (%v); CI=true makes this a failure", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "zhizhi-test", "warcio-"+warcioVersion)
-	entry := filepath.Join(dir, "node_modules", "warcio", "dist", "index.js")
-	if _, err := os.Stat(entry); err != nil {
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		// Installed beside and renamed into place: an interrupted run never
-		// leaves a half copy where the next one looks.
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), "warcio-install-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer os.RemoveAll(tmp)
-		cmd := exec.CommandContext(t.Context(), npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, "warcio@"+warcioVersion)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("npm install warcio@%s: %v\n%s", warcioVersion, err, out)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			if _, serr := os.Stat(entry); serr != nil {
-				t.Fatalf("install warcio into %s: %v", dir, err)
-			}
-		}
-	}
-	script, err := filepath.Abs(filepath.Join("testdata", "warcio_read.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), "node", append([]string{script, "file://" + filepath.ToSlash(entry)}, paths...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node warcio_read.mjs: %v\n%s", err, stderr.String())
-	}
+	prefix := npmtest.Install(t, "warcio@"+warcioVersion)
+	entry := npmtest.FileURL(npmtest.Path(t, prefix, "warcio", "dist", "index.js"))
+	out := npmtest.Node(t, npmtest.Script{Path: filepath.Join("testdata", "warcio_read.mjs"), Args: append([]string{entry}, paths...)})
 	var res []warcioResult
 	if err := json.Unmarshal(out, &res); err != nil || len(res) != len(paths) {
 		t.Fatalf("warcio_read.mjs answered %s: %v", out, err)

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"zhizhi/internal/npmtest"
 )
 
 // redoclyVersion is the Redocly CLI the description is linted with: an
@@ -85,62 +87,14 @@ func TestOpenAPILintsCleanWithRedocly(t *testing.T) {
 }
 
 // redoclyCLI installs the Redocly CLI once into the user's cache directory
-// (test-only, never shipped) and returns its command. Without npm it skips,
-// unless CI is set: there the lint must run.
+// (test-only, never shipped) and returns its command. Without node and npm
+// it skips, unless CI is set: there the lint must run.
 func redoclyCLI(t *testing.T) string {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("npm is not installed: the Redocly CLI lint of openapi.yaml needs it (apt-get install npm)")
-		}
-		t.Fatal("CI: npm is not installed, and the Redocly CLI lint of openapi.yaml needs it")
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatalf("no cache directory for the Redocly CLI: %v", err)
-	}
-	dir := filepath.Join(cache, "zhizhi", "redocly-cli-"+redoclyVersion)
-	bin := filepath.Join(dir, "node_modules", ".bin", "redocly")
-	if installedRedocly(dir) {
-		return bin
-	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	// Installed beside and renamed into place: a run cut short, or another
-	// test process installing at the same time, never leaves a half-made
-	// directory where the next run looks.
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), "redocly-cli-install-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(tmp)
-	cmd := exec.Command(npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp, "@redocly/cli@"+redoclyVersion)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm install @redocly/cli@%s: %v\n%s", redoclyVersion, err, out)
-	}
-	if !installedRedocly(tmp) {
-		t.Fatalf("npm install @redocly/cli@%s left no redocly %s in %s", redoclyVersion, redoclyVersion, tmp)
-	}
-	if err := os.Rename(tmp, dir); err != nil && !installedRedocly(dir) {
-		t.Fatalf("keep the Redocly CLI in %s: %v", dir, err)
+	prefix := npmtest.Install(t, "@redocly/cli@"+redoclyVersion)
+	bin := filepath.Join(prefix, "node_modules", ".bin", "redocly")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("npm install @redocly/cli@%s left no redocly command: %v", redoclyVersion, err)
 	}
 	return bin
-}
-
-// installedRedocly reports whether dir holds the Redocly CLI of
-// redoclyVersion, command included.
-func installedRedocly(dir string) bool {
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "redocly")); err != nil {
-		return false
-	}
-	data, err := os.ReadFile(filepath.Join(dir, "node_modules", "@redocly", "cli", "package.json"))
-	if err != nil {
-		return false
-	}
-	var pkg struct {
-		Version string `json:"version"`
-	}
-	return json.Unmarshal(data, &pkg) == nil && pkg.Version == redoclyVersion
 }

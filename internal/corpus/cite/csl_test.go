@@ -5,45 +5,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"zhizhi/internal/corpus/cite/citetest"
 )
 
 var allWorks = []Work{noticeWork, planWork, lawWork, explainerWork, jointWork}
-
-type ajvResult struct {
-	Valid  bool `json:"valid"`
-	Errors []struct {
-		InstancePath string `json:"instancePath"`
-		Keyword      string `json:"keyword"`
-		Message      string `json:"message"`
-	} `json:"errors"`
-}
-
-// validateCSL validates each document (a CSL-JSON array) in one run of
-// Ajv, so the schema is compiled once.
-func validateCSL(t *testing.T, prefix, schema string, docs ...[]byte) []ajvResult {
-	t.Helper()
-	in := []byte("[")
-	for i, d := range docs {
-		if i > 0 {
-			in = append(in, ',')
-		}
-		in = append(in, d...)
-	}
-	in = append(in, ']')
-	var r []ajvResult
-	out := node(t, "validate.cjs", in, prefix, schema)
-	if err := json.Unmarshal(out, &r); err != nil || len(r) != len(docs) {
-		t.Fatalf("read Ajv's answer %q: %v", out, err)
-	}
-	return r
-}
 
 // TestCSLJSONValidatesAgainstSchema runs Ajv with the official
 // csl-data.json (v1.0.2) over every fixture, and shows the validator
 // does reject: a wrong type name and a name given as a string fail.
 func TestCSLJSONValidatesAgainstSchema(t *testing.T) {
-	schema := cslSchema(t)
-	prefix := consumers(t)
 	items, err := CSLJSONList(allWorks)
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +47,7 @@ func TestCSLJSONValidatesAgainstSchema(t *testing.T) {
 		}
 		docs = append(docs, d)
 	}
-	results := validateCSL(t, prefix, schema, docs...)
+	results := citetest.Validate(t, docs...)
 	if r := results[0]; !r.Valid {
 		t.Fatalf("CSL-JSON from CSLJSONList is invalid: %+v\n%s", r.Errors, items)
 	}

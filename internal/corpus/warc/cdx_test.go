@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"zhizhi/internal/npmtest"
 )
 
 func TestSURT(t *testing.T) {
@@ -59,13 +60,8 @@ func TestSURTMatchesWarcio(t *testing.T) {
 		"http://政府.政务/",
 		"http://xn--mxtq1m.xn--zfr164b/gk/",
 	}
-	dir := warcio(t)
-	args := append([]string{filepath.Join("testdata", "surt.mjs"),
-		"file://" + filepath.ToSlash(filepath.Join(dir, "node_modules", "warcio", "dist", "utils.js"))}, urls...)
-	out, err := exec.CommandContext(t.Context(), "node", args...).Output()
-	if err != nil {
-		t.Fatalf("node surt.mjs: %v", err)
-	}
+	utils := npmtest.FileURL(npmtest.Path(t, warcio(t), "warcio", "dist", "utils.js"))
+	out := npmtest.Node(t, npmtest.Script{Path: filepath.Join("testdata", "surt.mjs"), Args: append([]string{utils}, urls...)})
 	var want map[string]string
 	if err := json.Unmarshal(out, &want); err != nil {
 		t.Fatalf("surt.mjs: %v\n%s", err, out)

@@ -5,17 +5,13 @@
 package mcptest
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
+
+	"zhizhi/internal/npmtest"
 )
 
 // Version is the version of @modelcontextprotocol/sdk the tests run.
@@ -29,42 +25,9 @@ var clientScript []byte
 // npm the test is skipped, except under CI=true, where that is a failure.
 func SDK(t testing.TB) string {
 	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed to run the MCP client: %v", err)
-		}
-		t.Skipf("node or npm missing (%v); CI=true makes this a failure", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "zhizhi-test", "mcp-sdk-"+Version)
-	pkg := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk")
-	entry := filepath.Join(pkg, "dist", "esm", "client", "index.js")
-	if _, err := os.Stat(entry); errors.Is(err, fs.ErrNotExist) {
-		// Installed beside and moved into place, so a run interrupted
-		// half-way never leaves a broken copy to be trusted.
-		tmp := dir + ".tmp-" + strconv.Itoa(os.Getpid())
-		os.RemoveAll(tmp)
-		cmd := exec.CommandContext(t.Context(), npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp,
-			"@modelcontextprotocol/sdk@"+Version)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(tmp)
-			t.Fatalf("npm install @modelcontextprotocol/sdk@%s: %v\n%s", Version, err, out)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			os.RemoveAll(tmp)
-			if _, serr := os.Stat(entry); serr != nil {
-				t.Fatalf("install the SDK into %s: %v", dir, err)
-			}
-		}
-	}
-	return pkg
+	prefix := npmtest.Install(t, "@modelcontextprotocol/sdk@"+Version)
+	npmtest.Path(t, prefix, "@modelcontextprotocol/sdk", "dist", "esm", "client", "index.js")
+	return npmtest.Path(t, prefix, "@modelcontextprotocol/sdk")
 }
 
 // Plan is what the client does: connect over stdio (spawning Stdio) or
@@ -149,20 +112,10 @@ func RunAll(t testing.TB, plans ...Plan) []*Outcome {
 	if err := os.WriteFile(planFile, pj, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), "node", script, planFile)
-	cmd.Env = append(os.Environ(), "MCP_SDK_DIR="+sdk)
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("MCP client: %v\nstdout: %s\nstderr: %s", err, stdout.String(), stderr.String())
-	}
+	stdout := npmtest.Node(t, npmtest.Script{Path: script, Args: []string{planFile}, Env: []string{"MCP_SDK_DIR=" + sdk}})
 	var out []*Outcome
-	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil || len(out) != len(plans) {
-		t.Fatalf("MCP client output (%d plans): %v\nstdout: %s\nstderr: %s", len(plans), err, stdout.String(), stderr.String())
-	}
-	if stderr.Len() > 0 {
-		t.Logf("MCP client stderr:\n%s", stderr.String())
+	if err := json.Unmarshal(stdout, &out); err != nil || len(out) != len(plans) {
+		t.Fatalf("MCP client output (%d plans): %v\nstdout: %s", len(plans), err, stdout)
 	}
 	return out
 }

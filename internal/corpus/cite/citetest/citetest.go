@@ -1,32 +1,41 @@
 // Package citetest is for tests only: it validates CSL-JSON against the
-// official CSL-JSON schema (csl-data.json v1.0.2) with Ajv, exactly as
-// internal/corpus/cite's own schema test does, so any package that hands
-// out citations (the API, the MCP server) can hold them to the schema.
+// official CSL-JSON schema (csl-data.json v1.0.2) with Ajv, so any package
+// that hands out citations (internal/corpus/cite itself, the API, the MCP
+// server) holds them to the schema the same way.
 package citetest
 
 import (
-	"bytes"
 	"crypto/sha256"
+	_ "embed"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"testing"
+
+	"zhizhi/internal/npmtest"
 )
 
-// npmPackages mirrors internal/corpus/cite's test consumers, so both
-// share one install in the user's cache. Only Ajv is used here.
-var npmPackages = []string{
+// Packages are the real consumers of citations the tests run (test-only,
+// never shipped), installed together so every test shares one install:
+// Ajv for JSON Schema, citeproc-js (the CSL processor inside Zotero and
+// Mendeley) with the en-US locale shipped by @citation-js/plugin-csl, and
+// the BibTeX parser of Better BibTeX for Zotero. Validate uses Ajv;
+// internal/corpus/cite's tests run the others.
+var Packages = []string{
 	"ajv@8.20.0",
 	"citeproc@2.4.63",
 	"@citation-js/plugin-csl@0.9.0",
 	"@retorquere/bibtex-parser@9.0.29",
 }
+
+// validateScript is Ajv with the schema named in argv[3], installed under
+// argv[2]; stdin a JSON array of documents; stdout one {"valid",
+// "errors"} per document.
+//
+//go:embed validate.cjs
+var validateScript []byte
 
 // SchemaSHA256 is the SHA-256 of csl-data.json at tag v1.0.2 of the
 // Citation Style Language schema repository
@@ -51,9 +60,9 @@ type Result struct {
 func Validate(t testing.TB, docs ...[]byte) []Result {
 	t.Helper()
 	schema := Schema(t)
-	prefix := consumers(t)
+	prefix := npmtest.Install(t, Packages...)
 	script := filepath.Join(t.TempDir(), "validate.cjs")
-	if err := os.WriteFile(script, []byte(validateScript), 0o644); err != nil {
+	if err := os.WriteFile(script, validateScript, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	in := []byte("[")
@@ -64,14 +73,7 @@ func Validate(t testing.TB, docs ...[]byte) []Result {
 		in = append(in, d...)
 	}
 	in = append(in, ']')
-	cmd := exec.CommandContext(t.Context(), "node", script, prefix, schema)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node validate.cjs: %v\n%s", err, stderr.String())
-	}
+	out := npmtest.Node(t, npmtest.Script{Path: script, Args: []string{prefix, schema}, Stdin: in})
 	var r []Result
 	if err := json.Unmarshal(out, &r); err != nil || len(r) != len(docs) {
 		t.Fatalf("read Ajv's answer %q: %v", out, err)
@@ -110,68 +112,3 @@ func Schema(t testing.TB) string {
 		SchemaSHA256, candidates)
 	return ""
 }
-
-// consumers installs npmPackages once into the user's cache (house
-// pattern: internal/acquire/firecrawltest) and returns the install prefix.
-func consumers(t testing.TB) string {
-	t.Helper()
-	npm, err := exec.LookPath("npm")
-	if err == nil {
-		_, err = exec.LookPath("node")
-	}
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("node and npm are needed to validate CSL-JSON with Ajv: %v", err)
-		}
-		t.Skipf("node or npm missing (%v); CI=true makes this a failure", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	sum := sha256.New()
-	for _, p := range npmPackages {
-		sum.Write([]byte(p + "\n"))
-	}
-	dir := filepath.Join(cache, "zhizhi-test", "cite-npm-"+hex.EncodeToString(sum.Sum(nil))[:12])
-	marker := filepath.Join(dir, "node_modules", "@retorquere", "bibtex-parser", "package.json")
-	if _, err := os.Stat(marker); errors.Is(err, fs.ErrNotExist) {
-		// Installed beside and moved into place, so an interrupted run
-		// never leaves a half copy to be trusted.
-		tmp := dir + ".tmp-" + strconv.Itoa(os.Getpid())
-		os.RemoveAll(tmp)
-		args := append([]string{"install", "--no-save", "--no-audit", "--no-fund", "--prefix", tmp}, npmPackages...)
-		cmd := exec.CommandContext(t.Context(), npm, args...)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(tmp)
-			t.Fatalf("npm install %v: %v\n%s", npmPackages, err, out)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			os.RemoveAll(tmp)
-			if _, serr := os.Stat(marker); serr != nil {
-				t.Fatalf("install the citation consumers into %s: %v", dir, err)
-			}
-		}
-	}
-	return dir
-}
-
-// validateScript is internal/corpus/cite/testdata/validate.cjs: Ajv with
-// the schema named in argv[3], installed under argv[2]; stdin a JSON
-// array of documents; stdout one {"valid", "errors"} per document.
-const validateScript = `const { createRequire } = require('node:module')
-const fs = require('node:fs')
-const req = createRequire(process.argv[2] + '/')
-const Ajv = req('ajv')
-const schema = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'))
-const docs = JSON.parse(fs.readFileSync(0, 'utf8'))
-// csl-data.json uses union types and anyOf branches without "type": valid
-// JSON Schema draft-07 that Ajv's strict mode only warns about.
-const ajv = new Ajv({ allErrors: true, allowUnionTypes: true, strictTypes: false })
-const validate = ajv.compile(schema)
-const results = docs.map(doc => {
-  const valid = validate(doc)
-  return { valid, errors: validate.errors || [] }
-})
-process.stdout.write(JSON.stringify(results))
-`
