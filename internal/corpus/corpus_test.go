@@ -389,6 +389,14 @@ func TestCorpusLifecycle(t *testing.T) {
 		if dw.Review != store.ReviewPending || dw.Status != store.WorkActive || len(corpus.HeldReasons(dw)) == 0 {
 			t.Fatalf("the copy: review %s status %s held %v", dw.Review, dw.Status, corpus.HeldReasons(dw))
 		}
+		// The work found first waits for the decision too.
+		ow, err := st.CorpusWorkByAlias(ctx, "article:"+itoa(orig.ID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ow.Review != store.ReviewPending {
+			t.Fatalf("the original of a copy: review %s, want pending until a person decides", ow.Review)
+		}
 		if merged, byPeople, err := st.CountCorpusMerges(ctx); err != nil || merged != 0 || byPeople != 0 {
 			t.Fatalf("before any decision: %d merged, %d by people: %v", merged, byPeople, err)
 		}

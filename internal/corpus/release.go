@@ -173,10 +173,22 @@ func (c *Service) Build(ctx context.Context, actor string, progress Progress) (*
 	if err != nil {
 		return nil, err
 	}
-	version, err := c.nextVersion(ctx)
+	version, err := c.claimVersion(ctx, actor)
 	if err != nil {
 		return nil, err
 	}
+	res, err := c.build(ctx, version, actor, frozen, progress)
+	if err != nil {
+		// The claimed row stays failed and says why.
+		if aerr := c.Store.AbandonCorpusRelease(context.WithoutCancel(ctx), version, err); aerr != nil {
+			err = fmt.Errorf("%w (and recording it failed: %v)", err, aerr)
+		}
+		return nil, err
+	}
+	return res, nil
+}
+
+func (c *Service) build(ctx context.Context, version, actor string, frozen int, progress Progress) (*BuildResult, error) {
 	root := c.ReleasesDir()
 	if err := os.MkdirAll(root, 0o755); err != nil {
 		return nil, fmt.Errorf("release build: %w", err)
@@ -260,14 +272,10 @@ func (c *Service) Build(ctx context.Context, actor string, progress Progress) (*
 	if err != nil {
 		return nil, fmt.Errorf("release build: %w", err)
 	}
+	// The version was claimed in the database by this build alone: a
+	// directory of that name can only be a stranger's, and is not
+	// replaced (a rename onto a directory that holds files fails).
 	final := filepath.Join(root, version)
-	if _, err := os.Stat(final); err == nil {
-		// A build killed after its rename and before its row: nothing
-		// refers to the orphan.
-		if err := os.RemoveAll(final); err != nil {
-			return nil, fmt.Errorf("release build: remove an unfinished %s: %w", final, err)
-		}
-	}
 	if err := os.Rename(tmp, final); err != nil {
 		return nil, fmt.Errorf("release build: %w", err)
 	}
@@ -279,16 +287,17 @@ func (c *Service) Build(ctx context.Context, actor string, progress Progress) (*
 	}
 	rel := &store.CorpusRelease{Version: version, Works: len(entries), Held: len(held), ManifestPath: mpath,
 		ManifestSHA256: msum, BuiltBy: actor}
-	if err := c.Store.CreateCorpusRelease(ctx, rel, recs, events); err != nil {
+	if err := c.Store.FinishCorpusRelease(ctx, rel, recs, events); err != nil {
 		os.RemoveAll(final)
 		return nil, err
 	}
 	return &BuildResult{Version: version, Dir: final, Works: len(entries), Held: len(held), Frozen: frozen}, nil
 }
 
-// nextVersion names a new release by the display day and a serial:
-// 20261206-1, 20261206-2, …
-func (c *Service) nextVersion(ctx context.Context) (string, error) {
+// claimVersion names a new release by the display day and a serial —
+// 20261206-1, 20261206-2, … — and claims it in the database, so that two
+// builds at once never write the same release.
+func (c *Service) claimVersion(ctx context.Context, actor string) (string, error) {
 	day := c.localNow().Format("20060102")
 	rels, err := c.Store.CorpusReleases(ctx)
 	if err != nil {
@@ -302,7 +311,16 @@ func (c *Service) nextVersion(ctx context.Context) (string, error) {
 			n = k
 		}
 	}
-	return fmt.Sprintf("%s-%d", day, n+1), nil
+	for tries := 0; ; tries++ {
+		v := fmt.Sprintf("%s-%d", day, n+1+tries)
+		err := c.Store.ClaimCorpusRelease(ctx, v, actor)
+		if err == nil {
+			return v, nil
+		}
+		if !errors.Is(err, store.ErrCorpusRace) || tries == 20 {
+			return "", err
+		}
+	}
 }
 
 // applyTakedowns freezes the active works that a carried-out takedown

@@ -64,6 +64,9 @@ func (c *Service) Verify(ctx context.Context, version, actor string, opt VerifyO
 	if err != nil {
 		return err
 	}
+	if rel.ManifestPath == "" {
+		return fmt.Errorf("release %s never finished building (%s); build a new one", version, rel.VerifyError)
+	}
 	dir, err := c.materialize(ctx, rel)
 	if err != nil {
 		return err

@@ -399,10 +399,39 @@ func (s *Store) SaveCorpusIntake(ctx context.Context, in *CorpusIntake) error {
 		}
 		for i := range in.Candidates {
 			k := &in.Candidates[i]
-			if _, err := c.exec(ctx, `INSERT INTO corpus_candidate (work_a, work_b, kind, distance, detail, status, created_at)
+			res, err := c.exec(ctx, `INSERT INTO corpus_candidate (work_a, work_b, kind, distance, detail, status, created_at)
 				VALUES (?, ?, ?, ?, ?, 'open', ?) ON CONFLICT DO NOTHING`,
-				k.WorkA, k.WorkB, k.Kind, k.Distance, clipRunes(k.Detail, 500), s.ts(now)); err != nil {
+				k.WorkA, k.WorkB, k.Kind, k.Distance, clipRunes(k.Detail, 500), s.ts(now))
+			if err != nil {
 				return fmt.Errorf("save candidate: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // open already, or decided
+			}
+			// A new candidate holds both works until a person decides,
+			// the one found earlier too.
+			other := k.WorkA
+			if other == w.ID {
+				other = k.WorkB
+			}
+			res, err = c.exec(ctx, `UPDATE corpus_work SET review = 'pending', updated_at = ? WHERE id = ?
+				AND review IN ('none', 'approved') AND status = 'active'`, s.ts(now), other)
+			if err != nil {
+				return fmt.Errorf("save candidate: %w", err)
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				var rev int
+				if err := c.queryRow(ctx, `SELECT current_rev FROM corpus_work WHERE id = ?`, other).Scan(&rev); err != nil {
+					return fmt.Errorf("save candidate: %w", err)
+				}
+				actor := "system"
+				if len(in.Events) > 0 {
+					actor = in.Events[0].Actor
+				}
+				if err := appendCorpusEvent(ctx, c, s, &CorpusEvent{WorkID: other, Rev: rev, Kind: "candidate",
+					Actor: actor, Detail: "发现重复候选（" + k.Kind + "）：" + w.ID + "，待人工判定"}, now); err != nil {
+					return err
+				}
 			}
 		}
 		for i := range in.Events {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -56,19 +57,50 @@ func scanRelease(sc interface{ Scan(...any) error }) (*CorpusRelease, error) {
 	return &r, nil
 }
 
-// CreateCorpusRelease records a built release, its files and the release
-// events of its works, with the audit entry, in one transaction.
-func (s *Store) CreateCorpusRelease(ctx context.Context, r *CorpusRelease, files []CorpusReleaseFile, events []CorpusEvent) error {
+// releaseUnfinished is what a claimed release says until its build ends.
+const releaseUnfinished = "构建未完成：构建进程在写完之前停止了（build did not finish）"
+
+// ClaimCorpusRelease reserves version for a build by inserting its row,
+// failed with releaseUnfinished until FinishCorpusRelease: two builds
+// never write the same version, and a build that dies half way leaves a
+// row that says so (and can never be activated). A version taken already
+// is ErrCorpusRace.
+func (s *Store) ClaimCorpusRelease(ctx context.Context, version, actor string) error {
+	_, err := s.conn().exec(ctx, `INSERT INTO corpus_release (version, state, works, held, manifest_path, manifest_sha256,
+		built_by, built_at, verify_error) VALUES (?, 'failed', 0, 0, '', ?, ?, ?, ?)`,
+		version, strings.Repeat("0", 64), actor, s.ts(s.now()), releaseUnfinished)
+	if err != nil {
+		if ConstraintViolation(err) != "" {
+			return fmt.Errorf("release %s is taken: %w", version, ErrCorpusRace)
+		}
+		return fmt.Errorf("claim release %s: %w", version, err)
+	}
+	return nil
+}
+
+// AbandonCorpusRelease records why a claimed release's build stopped;
+// the release stays failed.
+func (s *Store) AbandonCorpusRelease(ctx context.Context, version string, why error) error {
+	_, err := s.conn().exec(ctx, `UPDATE corpus_release SET verify_error = ? WHERE version = ? AND manifest_path = ''`,
+		clipRunes("构建失败（build failed）："+why.Error(), 2000), version)
+	return err
+}
+
+// FinishCorpusRelease records a claimed release as built, with its files,
+// the release events of its works and the audit entry, in one
+// transaction.
+func (s *Store) FinishCorpusRelease(ctx context.Context, r *CorpusRelease, files []CorpusReleaseFile, events []CorpusEvent) error {
 	now := s.now()
 	r.BuiltAt, r.State = now, ReleaseBuilt
 	return s.WithTx(ctx, func(tx *Tx) error {
-		if _, err := tx.c.exec(ctx, `INSERT INTO corpus_release (version, state, works, held, manifest_path, manifest_sha256,
-			built_by, built_at) VALUES (?, 'built', ?, ?, ?, ?, ?, ?)`, r.Version, r.Works, r.Held, r.ManifestPath,
-			r.ManifestSHA256, r.BuiltBy, s.ts(now)); err != nil {
-			if ConstraintViolation(err) != "" {
-				return fmt.Errorf("release %s exists already: %w", r.Version, ErrCorpusRace)
-			}
+		res, err := tx.c.exec(ctx, `UPDATE corpus_release SET state = 'built', works = ?, held = ?, manifest_path = ?,
+			manifest_sha256 = ?, built_at = ?, verify_error = '' WHERE version = ? AND built_by = ? AND manifest_path = ''`,
+			r.Works, r.Held, r.ManifestPath, r.ManifestSHA256, s.ts(now), r.Version, r.BuiltBy)
+		if err != nil {
 			return fmt.Errorf("record release %s: %w", r.Version, err)
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return fmt.Errorf("release %s was not claimed by this build", r.Version)
 		}
 		for _, f := range files {
 			if _, err := tx.c.exec(ctx, `INSERT INTO corpus_release_file (version, path, blob_path, sha256, bytes)
