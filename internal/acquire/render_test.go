@@ -268,7 +268,10 @@ func TestRenderChallengeNotPassable(t *testing.T) {
 				t.Fatal(err)
 			}
 			art := e.truth(t, c.host)
-			a := e.post(t, "/v1/render", map[string]any{"url": art.URL, "formats": []string{"markdown", "rawHtml"}})
+			// The longest timeout the API takes: what is tested is how a
+			// render that cannot pass the challenge ends, not how fast.
+			a := e.post(t, "/v1/render", map[string]any{"url": art.URL, "formats": []string{"markdown", "rawHtml"},
+				"timeout": 120000})
 			if a.status != http.StatusBadGateway || a.Success || a.Code != CodeChallengeFailed || a.Data != nil {
 				t.Fatalf("%s: %d %.500s; want 502 CHALLENGE_FAILED", c.name, a.status, a.raw)
 			}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -207,14 +208,42 @@ func checkAgent(t *testing.T, via string, o *mcptest.Outcome, version string, e 
 	}
 }
 
-// waitBlocked returns once an activation is waiting for the lock this
-// test holds: on PostgreSQL when the server says a backend waits for a
-// lock; on SQLite (which cannot say) after three times the time a whole
-// activation takes here, well within its 5 s busy timeout.
-func waitBlocked(t *testing.T, st *store.Store, span time.Duration) {
+// saysSwitching returns a channel closed when cmd says on its standard
+// error that it moves the active pointer now.
+func saysSwitching(t *testing.T, cmd *exec.Cmd) <-chan struct{} {
 	t.Helper()
+	r, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(r)
+		closed := false
+		for sc.Scan() {
+			if !closed && strings.Contains(sc.Text(), "moving the active pointer") {
+				close(ch)
+				closed = true
+			}
+		}
+	}()
+	return ch
+}
+
+// waitBlocked returns once an activation is waiting for the lock this
+// test holds on the pointer: on PostgreSQL when the server says a backend
+// waits for a lock; on SQLite (which cannot say) shortly after the binary
+// said it moves the pointer — its next statement is the write that waits,
+// well within its 5 s busy timeout.
+func waitBlocked(t *testing.T, st *store.Store, switching <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-switching:
+	case <-time.After(2 * time.Minute): // a safety net, not a measure
+		t.Fatal("the activation never said it moves the pointer")
+	}
 	if st.Dialect() != store.DialectPostgres {
-		time.Sleep(3 * span)
+		time.Sleep(300 * time.Millisecond)
 		return
 	}
 	deadline := time.Now().Add(time.Minute) // a safety net, not a measure
@@ -318,11 +347,15 @@ func TestReleaseActivateSurvivesKills(t *testing.T) {
 				}
 			}
 			cmd := activate(other)
+			var switching <-chan struct{}
+			if hold != nil {
+				switching = saysSwitching(t, cmd)
+			}
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
 			if hold != nil {
-				waitBlocked(t, st, span)
+				waitBlocked(t, st, switching)
 			} else {
 				time.Sleep(time.Duration(rng.Int64N(int64(span))))
 			}

@@ -119,7 +119,9 @@ func newReleaseActivateCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			prev, err := corpusService(st).Activate(ctx, args[0], cliActor())
+			svc := corpusService(st)
+			svc.Switching = switchingNote(cmd)
+			prev, err := svc.Activate(ctx, args[0], cliActor())
 			if err != nil {
 				return exitCode(1, "release activate: "+err.Error())
 			}
@@ -145,7 +147,9 @@ func newReleaseRollbackCmd() *cobra.Command {
 				return err
 			}
 			defer st.Close()
-			from, target, err := corpusService(st).Rollback(ctx, to, cliActor())
+			svc := corpusService(st)
+			svc.Switching = switchingNote(cmd)
+			from, target, err := svc.Rollback(ctx, to, cliActor())
 			if err != nil {
 				return exitCode(1, "release rollback: "+err.Error())
 			}
@@ -188,6 +192,15 @@ func newReleaseListCmd() *cobra.Command {
 			}
 			return t.write(cmd.OutOrStdout())
 		},
+	}
+}
+
+// switchingNote tells the operator that a release's files were checked
+// and the active pointer moves now (one transaction: after this line the
+// old or the new release is active, never neither).
+func switchingNote(cmd *cobra.Command) func(string) {
+	return func(v string) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "release %s: every file checked; moving the active pointer\n", v)
 	}
 }
 

@@ -24,6 +24,10 @@ type Service struct {
 	Version string // zhizhi's version, written into snapshots and manifests
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Switching, when set, hears that an activation or rollback checked
+	// the release's files and now moves the active pointer (the command
+	// line says so).
+	Switching func(version string)
 
 	mu     sync.Mutex
 	opened map[string]*Release // releases opened for reading, by version

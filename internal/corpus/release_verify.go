@@ -308,6 +308,9 @@ func (c *Service) activate(ctx context.Context, version, actor, action string) (
 		}
 		return "", verr
 	}
+	if c.Switching != nil {
+		c.Switching(version)
+	}
 	return c.Store.ActivateCorpusRelease(ctx, version, actor, action)
 }
 
