@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 
+	"github.com/spf13/cobra"
+
 	"zhizhi/internal/queue"
 	"zhizhi/internal/store"
 )
@@ -41,4 +43,16 @@ func migrateQueue(ctx context.Context, st *store.Store) (*store.Store, error) {
 		return nil, exitCode(2, "open database: "+err.Error())
 	}
 	return st, nil
+}
+
+// withStore runs fn with the configured database opened as openStore
+// opens it (never created), closing it after.
+func withStore(cmd *cobra.Command, fn func(ctx context.Context, st *store.Store) error) error {
+	ctx := cmd.Context()
+	st, err := openStore(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(ctx, st)
 }

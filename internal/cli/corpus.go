@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,50 +63,47 @@ func newCorpusIntakeCmd() *cobra.Command {
 			if n != 1 {
 				return exitCode(2, "corpus intake: give exactly one of --article, --target, --fetched or --rules")
 			}
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			svc := corpusService(st)
-			out := cmd.OutOrStdout()
-			var sum corpus.RunSummary
-			switch {
-			case rules:
-				sum, err = svc.RunRules(ctx, stderrProgress(cmd.ErrOrStderr()))
-			case len(targets) > 0:
-				sum, err = svc.IntakeTargets(ctx, targets, cliActor(), stderrProgress(cmd.ErrOrStderr()))
-			case len(fetched) > 0:
-				for _, u := range fetched {
-					res, ierr := svc.IntakeFetch(ctx, u, cliActor())
-					if ierr != nil {
-						ierr = fmt.Errorf("%s: %w", u, ierr)
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				var err error
+				svc := corpusService(st)
+				out := cmd.OutOrStdout()
+				var sum corpus.RunSummary
+				switch {
+				case rules:
+					sum, err = svc.RunRules(ctx, stderrProgress(cmd.ErrOrStderr()))
+				case len(targets) > 0:
+					sum, err = svc.IntakeTargets(ctx, targets, cliActor(), stderrProgress(cmd.ErrOrStderr()))
+				case len(fetched) > 0:
+					for _, u := range fetched {
+						res, ierr := svc.IntakeFetch(ctx, u, cliActor())
+						if ierr != nil {
+							ierr = fmt.Errorf("%s: %w", u, ierr)
+						}
+						sum.Add(0, res, ierr)
 					}
-					sum.Add(0, res, ierr)
+				default:
+					for _, id := range articles {
+						res, ierr := svc.IntakeArticle(ctx, id, cliActor())
+						sum.Add(id, res, ierr)
+					}
 				}
-			default:
-				for _, id := range articles {
-					res, ierr := svc.IntakeArticle(ctx, id, cliActor())
-					sum.Add(id, res, ierr)
+				if err != nil {
+					return exitCode(2, "corpus intake: "+err.Error())
 				}
-			}
-			if err != nil {
-				return exitCode(2, "corpus intake: "+err.Error())
-			}
-			fmt.Fprintf(out, "corpus intake: %d articles looked at: %d new works, %d new revisions, %d unchanged, %d failed QA, %d duplicate candidates\n",
-				sum.Looked, sum.NewWorks, sum.NewRevisions, sum.Unchanged, sum.FailedQA, sum.Candidates)
-			for _, f := range sum.Failures {
-				if f.ArticleID == 0 {
-					fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", f.Error)
-					continue
+				fmt.Fprintf(out, "corpus intake: %d articles looked at: %d new works, %d new revisions, %d unchanged, %d failed QA, %d duplicate candidates\n",
+					sum.Looked, sum.NewWorks, sum.NewRevisions, sum.Unchanged, sum.FailedQA, sum.Candidates)
+				for _, f := range sum.Failures {
+					if f.ArticleID == 0 {
+						fmt.Fprintf(cmd.ErrOrStderr(), "  %s\n", f.Error)
+						continue
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "  article %d: %s\n", f.ArticleID, f.Error)
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "  article %d: %s\n", f.ArticleID, f.Error)
-			}
-			if len(sum.Failures) > 0 {
-				return exitCode(1, fmt.Sprintf("corpus intake: %d articles could not be taken in", len(sum.Failures)))
-			}
-			return nil
+				if len(sum.Failures) > 0 {
+					return exitCode(1, fmt.Sprintf("corpus intake: %d articles could not be taken in", len(sum.Failures)))
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().Int64SliceVar(&articles, "article", nil, "article ids to take in")
@@ -124,41 +122,37 @@ func newCorpusWorksCmd() *cobra.Command {
 		Short: "List works, with why each is held back from a release",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rows, err := st.ListCorpusWorks(ctx, store.CorpusWorkFilter{Status: status, Q: q, Limit: limit})
-			if err != nil {
-				return exitCode(1, "corpus works: "+err.Error())
-			}
-			if asJSON {
-				type row struct {
-					ID     string   `json:"id"`
-					Rev    int      `json:"rev"`
-					Title  string   `json:"title"`
-					Status string   `json:"status"`
-					Site   string   `json:"site"`
-					Held   []string `json:"held_back"`
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				rows, err := st.ListCorpusWorks(ctx, store.CorpusWorkFilter{Status: status, Q: q, Limit: limit})
+				if err != nil {
+					return exitCode(1, "corpus works: "+err.Error())
 				}
-				var out []row
+				if asJSON {
+					type row struct {
+						ID     string   `json:"id"`
+						Rev    int      `json:"rev"`
+						Title  string   `json:"title"`
+						Status string   `json:"status"`
+						Site   string   `json:"site"`
+						Held   []string `json:"held_back"`
+					}
+					var out []row
+					for i := range rows {
+						r := &rows[i]
+						out = append(out, row{r.ID, r.CurrentRev, r.Rev.Title, r.Status, r.SiteCode, corpus.HeldReasons(r)})
+					}
+					enc := json.NewEncoder(cmd.OutOrStdout())
+					enc.SetIndent("", "  ")
+					return enc.Encode(out)
+				}
+				t := &table{header: []string{"WORK", "REV", "SITE", "STATUS", "TITLE", "HELD BACK"}}
 				for i := range rows {
 					r := &rows[i]
-					out = append(out, row{r.ID, r.CurrentRev, r.Rev.Title, r.Status, r.SiteCode, corpus.HeldReasons(r)})
+					t.add(r.ID, strconv.Itoa(r.CurrentRev), r.SiteCode, r.Status, clip(r.Rev.Title, 30),
+						strings.Join(corpus.HeldReasons(r), "；"))
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(out)
-			}
-			t := &table{header: []string{"WORK", "REV", "SITE", "STATUS", "TITLE", "HELD BACK"}}
-			for i := range rows {
-				r := &rows[i]
-				t.add(r.ID, strconv.Itoa(r.CurrentRev), r.SiteCode, r.Status, clip(r.Rev.Title, 30),
-					strings.Join(corpus.HeldReasons(r), "；"))
-			}
-			return t.write(cmd.OutOrStdout())
+				return t.write(cmd.OutOrStdout())
+			})
 		},
 	}
 	cmd.Flags().StringVar(&status, "status", "", "only works in this status (active, frozen, quarantined, merged)")
@@ -182,47 +176,43 @@ func newCorpusShowCmd() *cobra.Command {
 		Short: "Show a work: its revisions and provenance, step by step",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			w, err := st.CorpusWorkRow(ctx, args[0])
-			if errors.Is(err, store.ErrNotFound) {
-				return exitCode(2, fmt.Sprintf("corpus show: no work %s (zhizhi corpus works lists them)", args[0]))
-			}
-			if err != nil {
-				return exitCode(1, "corpus show: "+err.Error())
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "work %s — %s\nsource: %s\nsite: %s (%s), rights %s, access %s\nstatus: %s, review %s, revision %d\n",
-				w.ID, w.Rev.Title, w.SourceURL, w.SiteName, w.SiteCode, w.SiteRights, w.Access, w.Status, w.Review, w.CurrentRev)
-			if held := corpus.HeldReasons(w); len(held) > 0 {
-				fmt.Fprintf(out, "held back: %s\n", strings.Join(held, "；"))
-			}
-			revs, err := st.CorpusRevisions(ctx, w.ID)
-			if err != nil {
-				return exitCode(1, "corpus show: "+err.Error())
-			}
-			fmt.Fprintln(out, "\nrevisions:")
-			for _, r := range revs {
-				fmt.Fprintf(out, "  %d  %s  text %s…  snapshot %s…  %d chars  QA %s\n", r.Rev,
-					wallText(r.CreatedAt, "2006-01-02 15:04"), r.TextSHA256[:12], r.SnapshotID[:12], r.Chars, r.QA)
-			}
-			evs, err := st.CorpusEvents(ctx, w.ID)
-			if err != nil {
-				return exitCode(1, "corpus show: "+err.Error())
-			}
-			fmt.Fprintln(out, "\nprovenance:")
-			for _, e := range evs {
-				fmt.Fprintf(out, "  %s  %-9s  %s  %s", wallText(e.At, "2006-01-02 15:04:05"), e.Kind, e.Actor, e.Detail)
-				if e.Evidence != "" {
-					fmt.Fprintf(out, "  [%s]", e.Evidence)
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				w, err := st.CorpusWorkRow(ctx, args[0])
+				if errors.Is(err, store.ErrNotFound) {
+					return exitCode(2, fmt.Sprintf("corpus show: no work %s (zhizhi corpus works lists them)", args[0]))
 				}
-				fmt.Fprintln(out)
-			}
-			return nil
+				if err != nil {
+					return exitCode(1, "corpus show: "+err.Error())
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "work %s — %s\nsource: %s\nsite: %s (%s), rights %s, access %s\nstatus: %s, review %s, revision %d\n",
+					w.ID, w.Rev.Title, w.SourceURL, w.SiteName, w.SiteCode, w.SiteRights, w.Access, w.Status, w.Review, w.CurrentRev)
+				if held := corpus.HeldReasons(w); len(held) > 0 {
+					fmt.Fprintf(out, "held back: %s\n", strings.Join(held, "；"))
+				}
+				revs, err := st.CorpusRevisions(ctx, w.ID)
+				if err != nil {
+					return exitCode(1, "corpus show: "+err.Error())
+				}
+				fmt.Fprintln(out, "\nrevisions:")
+				for _, r := range revs {
+					fmt.Fprintf(out, "  %d  %s  text %s…  snapshot %s…  %d chars  QA %s\n", r.Rev,
+						wallText(r.CreatedAt, "2006-01-02 15:04"), r.TextSHA256[:12], r.SnapshotID[:12], r.Chars, r.QA)
+				}
+				evs, err := st.CorpusEvents(ctx, w.ID)
+				if err != nil {
+					return exitCode(1, "corpus show: "+err.Error())
+				}
+				fmt.Fprintln(out, "\nprovenance:")
+				for _, e := range evs {
+					fmt.Fprintf(out, "  %s  %-9s  %s  %s", wallText(e.At, "2006-01-02 15:04:05"), e.Kind, e.Actor, e.Detail)
+					if e.Evidence != "" {
+						fmt.Fprintf(out, "  [%s]", e.Evidence)
+					}
+					fmt.Fprintln(out)
+				}
+				return nil
+			})
 		},
 	}
 }
@@ -234,26 +224,22 @@ func newCorpusCandidatesCmd() *cobra.Command {
 		Short: "List possible duplicates waiting for a person's decision",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			status := store.CandidateOpen
-			if all {
-				status = ""
-			}
-			ks, err := st.ListCorpusCandidates(ctx, status, 500)
-			if err != nil {
-				return exitCode(1, "corpus candidates: "+err.Error())
-			}
-			t := &table{header: []string{"ID", "KIND", "STATUS", "WORK A", "WORK B", "WHY"}}
-			for _, k := range ks {
-				t.add(strconv.FormatInt(k.ID, 10), k.Kind, k.Status, k.WorkA+" "+clip(k.TitleA, 16),
-					k.WorkB+" "+clip(k.TitleB, 16), k.Detail)
-			}
-			return t.write(cmd.OutOrStdout())
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				status := store.CandidateOpen
+				if all {
+					status = ""
+				}
+				ks, err := st.ListCorpusCandidates(ctx, status, 500)
+				if err != nil {
+					return exitCode(1, "corpus candidates: "+err.Error())
+				}
+				t := &table{header: []string{"ID", "KIND", "STATUS", "WORK A", "WORK B", "WHY"}}
+				for _, k := range ks {
+					t.add(strconv.FormatInt(k.ID, 10), k.Kind, k.Status, k.WorkA+" "+clip(k.TitleA, 16),
+						k.WorkB+" "+clip(k.TitleB, 16), k.Detail)
+				}
+				return t.write(cmd.OutOrStdout())
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "decided ones too")
@@ -273,17 +259,13 @@ func newCorpusDecideCmd() *cobra.Command {
 			if args[1] != store.CandidateSame && args[1] != store.CandidateDifferent {
 				return exitCode(2, "corpus decide: say same or different")
 			}
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.DecideCorpusCandidate(ctx, id, args[1], cliActor()); err != nil {
-				return exitCode(1, "corpus decide: "+err.Error())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "candidate %d decided: %s\n", id, args[1])
-			return nil
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				if err := st.DecideCorpusCandidate(ctx, id, args[1], cliActor()); err != nil {
+					return exitCode(1, "corpus decide: "+err.Error())
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "candidate %d decided: %s\n", id, args[1])
+				return nil
+			})
 		},
 	}
 }
@@ -301,20 +283,16 @@ func newCorpusStatusCmd() *cobra.Command {
 			if args[1] == store.WorkQuarantined && strings.TrimSpace(reason) == "" {
 				return exitCode(2, "corpus status: say why with --reason")
 			}
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			if err := st.SetCorpusWorkStatus(ctx, args[0], args[1], "", reason, cliActor()); err != nil {
-				if errors.Is(err, store.ErrNotFound) {
-					return exitCode(2, "corpus status: no work "+args[0])
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				if err := st.SetCorpusWorkStatus(ctx, args[0], args[1], "", reason, cliActor()); err != nil {
+					if errors.Is(err, store.ErrNotFound) {
+						return exitCode(2, "corpus status: no work "+args[0])
+					}
+					return exitCode(1, "corpus status: "+err.Error())
 				}
-				return exitCode(1, "corpus status: "+err.Error())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "work %s is %s\n", args[0], args[1])
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "work %s is %s\n", args[0], args[1])
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why (kept in the work's provenance and the audit trail)")
@@ -333,21 +311,17 @@ func newCorpusRuleCmd() *cobra.Command {
 			if strings.TrimSpace(name) == "" {
 				return exitCode(2, "corpus rule add: give the rule a --name")
 			}
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			r := &store.CorpusIntakeRule{Name: name, TargetCodes: targets, Enabled: true, CreatedBy: cliActor()}
-			if err := corpusService(st).CheckRuleTargets(ctx, targets); err != nil {
-				return exitCode(2, "corpus rule add: "+err.Error())
-			}
-			if err := st.CreateCorpusIntakeRule(ctx, r); err != nil {
-				return exitCode(1, "corpus rule add: "+err.Error())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "intake rule %d added; serve runs it after each crawl, or: zhizhi corpus intake --rules\n", r.ID)
-			return nil
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				r := &store.CorpusIntakeRule{Name: name, TargetCodes: targets, Enabled: true, CreatedBy: cliActor()}
+				if err := corpusService(st).CheckRuleTargets(ctx, targets); err != nil {
+					return exitCode(2, "corpus rule add: "+err.Error())
+				}
+				if err := st.CreateCorpusIntakeRule(ctx, r); err != nil {
+					return exitCode(1, "corpus rule add: "+err.Error())
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "intake rule %d added; serve runs it after each crawl, or: zhizhi corpus intake --rules\n", r.ID)
+				return nil
+			})
 		},
 	}
 	add.Flags().StringVar(&name, "name", "", "a name people will recognise")
@@ -357,29 +331,25 @@ func newCorpusRuleCmd() *cobra.Command {
 		Short: "List intake rules",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rules, err := st.CorpusIntakeRules(ctx)
-			if err != nil {
-				return exitCode(1, "corpus rule list: "+err.Error())
-			}
-			t := &table{header: []string{"ID", "NAME", "TARGETS", "ENABLED", "LAST RUN", "ADDED"}}
-			for _, r := range rules {
-				last := "-"
-				if r.LastRunAt != nil {
-					last = wallText(*r.LastRunAt, "2006-01-02 15:04")
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				rules, err := st.CorpusIntakeRules(ctx)
+				if err != nil {
+					return exitCode(1, "corpus rule list: "+err.Error())
 				}
-				tg := strings.Join(r.TargetCodes, ",")
-				if tg == "" {
-					tg = "(all)"
+				t := &table{header: []string{"ID", "NAME", "TARGETS", "ENABLED", "LAST RUN", "ADDED"}}
+				for _, r := range rules {
+					last := "-"
+					if r.LastRunAt != nil {
+						last = wallText(*r.LastRunAt, "2006-01-02 15:04")
+					}
+					tg := strings.Join(r.TargetCodes, ",")
+					if tg == "" {
+						tg = "(all)"
+					}
+					t.add(strconv.FormatInt(r.ID, 10), r.Name, tg, strconv.FormatBool(r.Enabled), last, strconv.Itoa(r.LastAdded))
 				}
-				t.add(strconv.FormatInt(r.ID, 10), r.Name, tg, strconv.FormatBool(r.Enabled), last, strconv.Itoa(r.LastAdded))
-			}
-			return t.write(cmd.OutOrStdout())
+				return t.write(cmd.OutOrStdout())
+			})
 		},
 	}
 	cmd.AddCommand(add, list)

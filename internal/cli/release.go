@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,23 +46,19 @@ func newReleaseBuildCmd() *cobra.Command {
 		Short: "Build a new release from the works that may be published",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			res, err := corpusService(st).Build(ctx, cliActor(), stderrProgress(cmd.ErrOrStderr()))
-			if err != nil {
-				return exitCode(1, "release build: "+err.Error())
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "release %s built in %s: %d works, %d held back", res.Version, res.Dir, res.Works, res.Held)
-			if res.Frozen > 0 {
-				fmt.Fprintf(out, ", %d frozen by takedowns", res.Frozen)
-			}
-			fmt.Fprintf(out, "\nnext: zhizhi release verify %s && zhizhi release activate %s\n", res.Version, res.Version)
-			return nil
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				res, err := corpusService(st).Build(ctx, cliActor(), stderrProgress(cmd.ErrOrStderr()))
+				if err != nil {
+					return exitCode(1, "release build: "+err.Error())
+				}
+				out := cmd.OutOrStdout()
+				fmt.Fprintf(out, "release %s built in %s: %d works, %d held back", res.Version, res.Dir, res.Works, res.Held)
+				if res.Frozen > 0 {
+					fmt.Fprintf(out, ", %d frozen by takedowns", res.Frozen)
+				}
+				fmt.Fprintf(out, "\nnext: zhizhi release verify %s && zhizhi release activate %s\n", res.Version, res.Version)
+				return nil
+			})
 		},
 	}
 }
@@ -79,28 +76,25 @@ its text). A release that fails is marked failed and can never be activated.
 Exit codes: 0 intact; 1 damaged (every problem listed); 2 could not check.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			err = corpusService(st).Verify(ctx, args[0], cliActor(), corpus.VerifyOptions{SkipSnapshots: quick},
-				stderrProgress(cmd.ErrOrStderr()))
-			var verr *corpus.VerifyError
-			switch {
-			case errors.As(err, &verr):
-				w := cmd.ErrOrStderr()
-				fmt.Fprintf(w, "release %s is damaged (%d problems):\n", verr.Version, len(verr.Problems))
-				for _, p := range verr.Problems {
-					fmt.Fprintf(w, "  %s\n", p)
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				var err error
+				err = corpusService(st).Verify(ctx, args[0], cliActor(), corpus.VerifyOptions{SkipSnapshots: quick},
+					stderrProgress(cmd.ErrOrStderr()))
+				var verr *corpus.VerifyError
+				switch {
+				case errors.As(err, &verr):
+					w := cmd.ErrOrStderr()
+					fmt.Fprintf(w, "release %s is damaged (%d problems):\n", verr.Version, len(verr.Problems))
+					for _, p := range verr.Problems {
+						fmt.Fprintf(w, "  %s\n", p)
+					}
+					return exitCode(1, fmt.Sprintf("release verify: %s failed; it is marked failed and cannot be activated", args[0]))
+				case err != nil:
+					return exitCode(2, "release verify: could not check: "+err.Error())
 				}
-				return exitCode(1, fmt.Sprintf("release verify: %s failed; it is marked failed and cannot be activated", args[0]))
-			case err != nil:
-				return exitCode(2, "release verify: could not check: "+err.Error())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "release %s verified: every hash matches\n", args[0])
-			return nil
+				fmt.Fprintf(cmd.OutOrStdout(), "release %s verified: every hash matches\n", args[0])
+				return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&quick, "quick", false, "check the release's files only, not its works' snapshots")
@@ -113,23 +107,19 @@ func newReleaseActivateCmd() *cobra.Command {
 		Short: "Make a verified release the one readers, search and agents answer from",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			svc := corpusService(st)
-			svc.Switching = switchingNote(cmd)
-			prev, err := svc.Activate(ctx, args[0], cliActor())
-			if err != nil {
-				return exitCode(1, "release activate: "+err.Error())
-			}
-			if prev == "" {
-				prev = "none"
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "release %s is active (was %s)\n", args[0], prev)
-			return nil
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				svc := corpusService(st)
+				svc.Switching = switchingNote(cmd)
+				prev, err := svc.Activate(ctx, args[0], cliActor())
+				if err != nil {
+					return exitCode(1, "release activate: "+err.Error())
+				}
+				if prev == "" {
+					prev = "none"
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "release %s is active (was %s)\n", args[0], prev)
+				return nil
+			})
 		},
 	}
 }
@@ -141,20 +131,16 @@ func newReleaseRollbackCmd() *cobra.Command {
 		Short: "Return to the release active before this one (or --to VERSION) in one step",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			svc := corpusService(st)
-			svc.Switching = switchingNote(cmd)
-			from, target, err := svc.Rollback(ctx, to, cliActor())
-			if err != nil {
-				return exitCode(1, "release rollback: "+err.Error())
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "release %s is active again (was %s)\n", target, from)
-			return nil
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				svc := corpusService(st)
+				svc.Switching = switchingNote(cmd)
+				from, target, err := svc.Rollback(ctx, to, cliActor())
+				if err != nil {
+					return exitCode(1, "release rollback: "+err.Error())
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "release %s is active again (was %s)\n", target, from)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the verified release to return to (default: the one active before)")
@@ -167,30 +153,26 @@ func newReleaseListCmd() *cobra.Command {
 		Short: "List releases, the active one marked",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rels, err := st.CorpusReleases(ctx)
-			if err != nil {
-				return exitCode(1, "release list: "+err.Error())
-			}
-			t := &table{header: []string{"", "VERSION", "STATE", "WORKS", "HELD", "BUILT", "BY"}}
-			for _, r := range rels {
-				mark := ""
-				if r.Active {
-					mark = "*"
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				rels, err := st.CorpusReleases(ctx)
+				if err != nil {
+					return exitCode(1, "release list: "+err.Error())
 				}
-				t.add(mark, r.Version, r.State, strconv.Itoa(r.Works), strconv.Itoa(r.Held),
-					wallText(r.BuiltAt, "2006-01-02 15:04"), r.BuiltBy)
-			}
-			if len(rels) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no releases yet: zhizhi release build")
-				return nil
-			}
-			return t.write(cmd.OutOrStdout())
+				t := &table{header: []string{"", "VERSION", "STATE", "WORKS", "HELD", "BUILT", "BY"}}
+				for _, r := range rels {
+					mark := ""
+					if r.Active {
+						mark = "*"
+					}
+					t.add(mark, r.Version, r.State, strconv.Itoa(r.Works), strconv.Itoa(r.Held),
+						wallText(r.BuiltAt, "2006-01-02 15:04"), r.BuiltBy)
+				}
+				if len(rels) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "no releases yet: zhizhi release build")
+					return nil
+				}
+				return t.write(cmd.OutOrStdout())
+			})
 		},
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"zhizhi/internal/corpus"
 	"zhizhi/internal/corpus/search"
+	"zhizhi/internal/store"
 )
 
 func init() { register(newSearchCmd) }
@@ -37,60 +39,56 @@ or no zhizhi database.`,
 			default:
 				return exitCode(2, fmt.Sprintf("search: --cite %q: want gbt7714, csl-json or bibtex", cite))
 			}
-			ctx := cmd.Context()
-			st, err := openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			rel, err := corpus.New(st, Version).Active(ctx)
-			if errors.Is(err, corpus.ErrNoActive) {
-				return exitCode(2, "search: "+err.Error())
-			}
-			if err != nil {
-				return exitCode(2, "search: "+err.Error())
-			}
-			res, err := rel.Search(ctx, q)
-			var qe *search.QueryError
-			if errors.As(err, &qe) {
-				return exitCode(2, fmt.Sprintf("search: %s (%s)", qe.Msg, qe.Field))
-			}
-			if err != nil {
-				return exitCode(2, "search: "+err.Error())
-			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetEscapeHTML(false)
-				enc.SetIndent("", "  ")
-				return enc.Encode(map[string]any{"release": rel.Version, "total": res.Total, "hits": res.Hits})
-			}
-			fmt.Fprintf(out, "release %s: %d works match", rel.Version, res.Total)
-			if len(res.Hits) < res.Total {
-				fmt.Fprintf(out, ", showing %d from %d", len(res.Hits), q.Offset+1)
-			}
-			fmt.Fprintln(out)
-			for i, h := range res.Hits {
-				fmt.Fprintf(out, "\n%d. %s  [%s]\n", q.Offset+i+1, mark(h.Title, h.TitleHighlights), h.ID)
-				var meta []string
-				for _, s := range []string{h.Date, h.Publisher, h.DocNo, h.DeptName} {
-					if s != "" {
-						meta = append(meta, s)
+			return withStore(cmd, func(ctx context.Context, st *store.Store) error {
+				rel, err := corpus.New(st, Version).Active(ctx)
+				if errors.Is(err, corpus.ErrNoActive) {
+					return exitCode(2, "search: "+err.Error())
+				}
+				if err != nil {
+					return exitCode(2, "search: "+err.Error())
+				}
+				res, err := rel.Search(ctx, q)
+				var qe *search.QueryError
+				if errors.As(err, &qe) {
+					return exitCode(2, fmt.Sprintf("search: %s (%s)", qe.Msg, qe.Field))
+				}
+				if err != nil {
+					return exitCode(2, "search: "+err.Error())
+				}
+				out := cmd.OutOrStdout()
+				if asJSON {
+					enc := json.NewEncoder(out)
+					enc.SetEscapeHTML(false)
+					enc.SetIndent("", "  ")
+					return enc.Encode(map[string]any{"release": rel.Version, "total": res.Total, "hits": res.Hits})
+				}
+				fmt.Fprintf(out, "release %s: %d works match", rel.Version, res.Total)
+				if len(res.Hits) < res.Total {
+					fmt.Fprintf(out, ", showing %d from %d", len(res.Hits), q.Offset+1)
+				}
+				fmt.Fprintln(out)
+				for i, h := range res.Hits {
+					fmt.Fprintf(out, "\n%d. %s  [%s]\n", q.Offset+i+1, mark(h.Title, h.TitleHighlights), h.ID)
+					var meta []string
+					for _, s := range []string{h.Date, h.Publisher, h.DocNo, h.DeptName} {
+						if s != "" {
+							meta = append(meta, s)
+						}
+					}
+					if len(meta) > 0 {
+						fmt.Fprintf(out, "   %s\n", strings.Join(meta, " · "))
+					}
+					fmt.Fprintf(out, "   %s\n   %s\n", mark(h.Snippet, h.Highlights), h.URL)
+					if cite != "" {
+						c, err := rel.Citation(h.ID, cite)
+						if err != nil {
+							return exitCode(2, "search: "+err.Error())
+						}
+						fmt.Fprintf(out, "   %s\n", c)
 					}
 				}
-				if len(meta) > 0 {
-					fmt.Fprintf(out, "   %s\n", strings.Join(meta, " · "))
-				}
-				fmt.Fprintf(out, "   %s\n   %s\n", mark(h.Snippet, h.Highlights), h.URL)
-				if cite != "" {
-					c, err := rel.Citation(h.ID, cite)
-					if err != nil {
-						return exitCode(2, "search: "+err.Error())
-					}
-					fmt.Fprintf(out, "   %s\n", c)
-				}
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	f := cmd.Flags()

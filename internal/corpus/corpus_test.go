@@ -409,6 +409,23 @@ func TestCorpusLifecycle(t *testing.T) {
 		if merged, byPeople, err := st.CountCorpusMerges(ctx); err != nil || merged != 1 || byPeople != 1 {
 			t.Fatalf("after one decision: %d merged, %d by people: %v", merged, byPeople, err)
 		}
+		// The decision answers the pair, whatever the evidence: the 文号
+		// candidate of the same two works is decided with it.
+		open, err := st.ListCorpusCandidates(ctx, store.CandidateOpen, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decided store.CorpusCandidate
+		for _, k := range cands {
+			if k.ID == exactID {
+				decided = k
+			}
+		}
+		for _, k := range open {
+			if k.WorkA == decided.WorkA && k.WorkB == decided.WorkB {
+				t.Fatalf("candidate %d (%s) of the decided pair is still open", k.ID, k.Kind)
+			}
+		}
 
 		// A quarantined work stays out of the next release, and says why.
 		q := active.Entries[len(active.Entries)-1].ID

@@ -718,8 +718,9 @@ func (s *Store) CountCorpusMerges(ctx context.Context) (merged, byPeople int, er
 	return merged, byPeople, nil
 }
 
-// DecideCorpusCandidate records a person's decision on candidate id:
-// same (work_b is merged into work_a) or different. Both works' review
+// DecideCorpusCandidate records a person's decision on candidate id, and
+// on the pair's other open candidates: same (work_b is merged into
+// work_a) or different. Both works' review
 // goes back to none when they have no other open candidate. Events and
 // audit in the same transaction.
 func (s *Store) DecideCorpusCandidate(ctx context.Context, id int64, decision, actor string) error {
@@ -736,8 +737,11 @@ func (s *Store) DecideCorpusCandidate(ctx context.Context, id int64, decision, a
 		if status != CandidateOpen {
 			return fmt.Errorf("candidate %d was already decided (%s)", id, status)
 		}
-		if _, err := tx.c.exec(ctx, `UPDATE corpus_candidate SET status = ?, decided_by = ?, decided_at = ? WHERE id = ?`,
-			decision, actor, s.ts(now), id); err != nil {
+		// The question is the pair's — are these one work? — whatever the
+		// evidence: the decision answers the pair's other open candidates
+		// (exact text, near text, same 文号) too.
+		if _, err := tx.c.exec(ctx, `UPDATE corpus_candidate SET status = ?, decided_by = ?, decided_at = ?
+			WHERE work_a = ? AND work_b = ? AND status = 'open'`, decision, actor, s.ts(now), a, b); err != nil {
 			return fmt.Errorf("candidate %d: %w", id, err)
 		}
 		if decision == CandidateSame {
