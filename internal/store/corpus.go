@@ -675,34 +675,7 @@ func (s *Store) CorpusCounts(ctx context.Context) (*CorpusCounts, error) {
 // ListCorpusCandidates returns candidates in status (all when empty),
 // newest first, with both works' titles.
 func (s *Store) ListCorpusCandidates(ctx context.Context, status string, limit int) ([]CorpusCandidate, error) {
-	if limit <= 0 || limit > 1000 {
-		limit = 200
-	}
-	q := `SELECT c.id, c.work_a, c.work_b, c.kind, c.distance, c.detail, c.status, c.decided_by, c.decided_at, c.created_at,
-		coalesce((SELECT r.title FROM corpus_revision r JOIN corpus_work w ON w.id = r.work_id AND w.current_rev = r.rev WHERE w.id = c.work_a), ''),
-		coalesce((SELECT r.title FROM corpus_revision r JOIN corpus_work w ON w.id = r.work_id AND w.current_rev = r.rev WHERE w.id = c.work_b), '')
-		FROM corpus_candidate c`
-	var args []any
-	if status != "" {
-		q += ` WHERE c.status = ?`
-		args = append(args, status)
-	}
-	q += fmt.Sprintf(` ORDER BY c.id DESC LIMIT %d`, limit)
-	rows, err := s.conn().query(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("corpus candidates: %w", err)
-	}
-	defer rows.Close()
-	var out []CorpusCandidate
-	for rows.Next() {
-		var k CorpusCandidate
-		if err := rows.Scan(&k.ID, &k.WorkA, &k.WorkB, &k.Kind, &k.Distance, &k.Detail, &k.Status, &k.DecidedBy,
-			nullTimeCol{&k.DecidedAt}, timeCol{&k.CreatedAt}, &k.TitleA, &k.TitleB); err != nil {
-			return nil, err
-		}
-		out = append(out, k)
-	}
-	return out, rows.Err()
+	return s.CorpusCandidatesPage(ctx, status, 0, limit)
 }
 
 // CountCorpusMerges counts the works marked merged, and how many of them a
